@@ -1,0 +1,52 @@
+// The command line: a thin layer over the library. One error handler maps errors to exit codes:
+// a UserError prints one line; anything else is a bug and prints its stack (exit 1).
+import { Command, CommanderError } from 'commander';
+import { ExitCode, UserError } from './errors.js';
+import { registerMine } from './commands/mine.js';
+import { VERSION } from './version.js';
+import { removeAllTemp } from './write/atomic.js';
+
+export function buildProgram(): Command {
+  const program = new Command('divergence-mine')
+    .description('Turn multi-turn agent trajectories into action-level DPO preference pairs.')
+    .version(VERSION)
+    .showHelpAfterError('(add --help for usage)')
+    .exitOverride();
+  registerMine(program);
+  return program;
+}
+
+function onSignal(signal: NodeJS.Signals, code: number): void {
+  process.once(signal, () => {
+    removeAllTemp();
+    process.stderr.write(`\ndivergence-mine: interrupted (${signal}); no output written\n`);
+    process.exit(code);
+  });
+}
+
+export async function main(argv: string[]): Promise<number> {
+  onSignal('SIGINT', ExitCode.sigint);
+  onSignal('SIGTERM', ExitCode.sigterm);
+  // A reader that closes our stdout early (`| head`) is not an error.
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code !== 'EPIPE') throw e;
+  });
+  const program = buildProgram();
+  program.commands.forEach((c) => c.exitOverride());
+  try {
+    await program.parseAsync(argv);
+    return ExitCode.ok;
+  } catch (e) {
+    removeAllTemp();
+    if (e instanceof CommanderError) {
+      // help and version are exit 0; everything else commander rejects is a usage error.
+      return e.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
+    }
+    if (e instanceof UserError) {
+      process.stderr.write(`divergence-mine: error: ${e.message}\n`);
+      return e.exitCode;
+    }
+    process.stderr.write(`divergence-mine: internal error (a bug, please report it):\n${(e as Error)?.stack ?? String(e)}\n`);
+    return ExitCode.bug;
+  }
+}

@@ -1,0 +1,61 @@
+// Contract section 7: the funnel counters, their identity, and the table printed at the end of a run.
+
+export const COUNTER_NAMES = [
+  'trajectories_read',
+  'duplicate_trajectory_ids',
+  'unlabelled',
+  'bad_rows',
+  'malformed_arguments',
+  'unknown_roles',
+  'instances',
+  'eligible_instances',
+  'trajectories_extracted',
+  'pairs_walked',
+  'no_divergence',
+  'environment_divergence',
+  'near_duplicate',
+  'exact_duplicate',
+  'capped',
+  'pairs_emitted',
+  'divergence_turn_0',
+] as const;
+
+export type CounterName = (typeof COUNTER_NAMES)[number];
+export type Counters = Record<CounterName, number>;
+
+export function emptyCounters(): Counters {
+  return Object.fromEntries(COUNTER_NAMES.map((n) => [n, 0])) as Counters;
+}
+
+export function addCounters(into: Counters, from: Partial<Counters>): Counters {
+  for (const n of COUNTER_NAMES) into[n] += from[n] ?? 0;
+  return into;
+}
+
+/** pairs_walked = no_divergence + environment + near_duplicate + exact_duplicate + capped + emitted. */
+export function identityHolds(c: Counters): boolean {
+  return (
+    c.pairs_walked ===
+    c.no_divergence + c.environment_divergence + c.near_duplicate + c.exact_duplicate + c.capped + c.pairs_emitted
+  );
+}
+
+/** A violated identity is a bug in the miner, never a property of the input. */
+export function assertIdentity(c: Counters): void {
+  if (!identityHolds(c)) {
+    throw new Error(
+      `internal error: counter identity violated (pairs_walked=${c.pairs_walked}, ` +
+        `sum of outcomes=${c.no_divergence + c.environment_divergence + c.near_duplicate + c.exact_duplicate + c.capped + c.pairs_emitted})`,
+    );
+  }
+}
+
+const fmt = new Intl.NumberFormat('en-US');
+
+/** Aligned two-column table with thousands separators, one counter per line. */
+export function formatCounters(c: Counters): string {
+  const width = Math.max(...COUNTER_NAMES.map((n) => n.length));
+  const values = COUNTER_NAMES.map((n) => fmt.format(c[n]));
+  const vwidth = Math.max(...values.map((v) => v.length));
+  return COUNTER_NAMES.map((n, i) => `${n.padEnd(width)}  ${values[i]!.padStart(vwidth)}`).join('\n') + '\n';
+}

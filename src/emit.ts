@@ -1,0 +1,56 @@
+// Contract section 6: the emitted form of messages and the output row.
+import stableStringify from 'fast-json-stable-stringify';
+import type { EmittedMessage, Message, PairRow, ToolCall } from './types.js';
+
+/** tool_calls as emitted: JSON string of [{id, type, function: {name, arguments}}], or null. */
+export function emitToolCalls(calls: ToolCall[] | null | undefined): string | null {
+  if (!calls || calls.length === 0) return null;
+  return JSON.stringify(
+    calls.map((c) => ({ id: c.id, type: c.type, function: { name: c.function.name, arguments: c.function.arguments } })),
+  );
+}
+
+/** Only the role's fields, in a fixed order (role first) so output bytes are stable. */
+export function emitMessage(m: Message): EmittedMessage {
+  switch (m.role) {
+    case 'assistant':
+      return { role: m.role, content: m.content, tool_calls: emitToolCalls((m as { tool_calls: ToolCall[] | null }).tool_calls) };
+    case 'tool': {
+      const t = m as { name: string | null; tool_call_id: string | null };
+      return { role: m.role, content: m.content, name: t.name, tool_call_id: t.tool_call_id };
+    }
+    default:
+      return { role: m.role, content: m.content };
+  }
+}
+
+export interface RowMeta {
+  instance_id: string;
+  repo: string | null;
+  chosen_trajectory_id: string;
+  rejected_trajectory_id: string;
+  divergence_turn: number;
+  divergence_msg_index: number;
+  action_similarity: number;
+}
+
+/** The row in output field order. */
+export function makeRow(prompt: EmittedMessage[], chosen: EmittedMessage, rejected: EmittedMessage, meta: RowMeta): PairRow {
+  return {
+    prompt,
+    chosen,
+    rejected,
+    instance_id: meta.instance_id,
+    repo: meta.repo,
+    chosen_trajectory_id: meta.chosen_trajectory_id,
+    rejected_trajectory_id: meta.rejected_trajectory_id,
+    divergence_turn: meta.divergence_turn,
+    divergence_msg_index: meta.divergence_msg_index,
+    action_similarity: meta.action_similarity,
+  };
+}
+
+/** Exact-duplicate key (contract 5.4): stable JSON of {prompt, chosen, rejected}. */
+export function dedupeKey(row: Pick<PairRow, 'prompt' | 'chosen' | 'rejected'>): string {
+  return stableStringify({ prompt: row.prompt, chosen: row.chosen, rejected: row.rejected });
+}

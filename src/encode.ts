@@ -1,0 +1,55 @@
+// Worker-side core of the second pass: normalise one trajectory, hash its comparison keys and spill
+// its emitted messages (see spill.ts). Pure apart from the spill writer it is given.
+import { createHash } from 'node:crypto';
+import { emitMessage } from './emit.js';
+import { BadValue, type NormaliseTally } from './normalise.js';
+import { normaliseTrajectory } from './memory.js';
+import { ROLE_CODES, type DecodedTrajectory } from './read/protocol.js';
+import { keyAndSignature } from './sign.js';
+import type { SpillWriter } from './spill.js';
+
+export const HASH_BYTES = 16;
+
+export function roleCode(role: string): number {
+  return role in ROLE_CODES && role !== 'other' ? ROLE_CODES[role as keyof typeof ROLE_CODES] : ROLE_CODES.other;
+}
+
+/** Truncated SHA-256: 128 bits make an accidental collision in one instance's walk negligible. */
+export function keyHash(key: string): Buffer {
+  return createHash('sha256').update(key).digest().subarray(0, HASH_BYTES);
+}
+
+export function encodeTrajectory(
+  key: number,
+  value: unknown,
+  reasoningKeys: ReadonlySet<string>,
+  tally: NormaliseTally,
+  spill: SpillWriter,
+): DecodedTrajectory {
+  let messages;
+  const local: NormaliseTally = { malformed_arguments: 0, unknown_roles: 0 };
+  try {
+    messages = normaliseTrajectory(value, local);
+  } catch (e) {
+    if (e instanceof BadValue) {
+      return { key, bad: e.message, roles: new Uint8Array(0), hashes: new Uint8Array(0), offsets: new Float64Array(0) };
+    }
+    throw e;
+  }
+  tally.malformed_arguments += local.malformed_arguments;
+  tally.unknown_roles += local.unknown_roles;
+  const n = messages.length;
+  const roles = new Uint8Array(n);
+  const hashes = new Uint8Array(n * HASH_BYTES);
+  const offsets = new Float64Array(2 * n + 1);
+  offsets[0] = spill.offset;
+  for (let i = 0; i < n; i++) {
+    const m = messages[i]!;
+    roles[i] = roleCode(m.role);
+    const { key: cmpKey, signature } = keyAndSignature(m, reasoningKeys);
+    hashes.set(keyHash(cmpKey), i * HASH_BYTES);
+    offsets[2 * i + 1] = spill.append(JSON.stringify(emitMessage(m)));
+    offsets[2 * i + 2] = spill.append(signature);
+  }
+  return { key, roles, hashes, offsets };
+}

@@ -1,0 +1,287 @@
+// The streaming pipeline behind `divergence-mine mine`:
+//   1. index   (workers) read trajectory_id / instance_id / resolved / repo of every row
+//   2. select  (select.ts) duplicate ids, labels, groups, eligibility, SHA-256 rank sampling
+//   3. decode  (workers) only row groups holding extracted trajectories; normalise, hash keys, spill
+//   4. walk    (walk.ts) instance by instance in order, rows rebuilt from the spill
+//   5. write   (write/*) JSONL or parquet through a temporary file
+// Output depends only on the input and options, never on the number of workers or timing.
+import { closeSync, mkdtempSync, openSync, readSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { assertIdentity, type Counters } from './counters.js';
+import { dedupeKey, makeRow } from './emit.js';
+import { HASH_BYTES } from './encode.js';
+import { ExitCode, UserError } from './errors.js';
+import type { MiningOptions } from './options.js';
+import { silentProgress, type ProgressSink } from './progress.js';
+import type { InputFile } from './read/inputs.js';
+import { Pool } from './read/pool.js';
+import { type DecodeResult, type DecodedTrajectory, type IndexResult, type MetaResult, type Task } from './read/protocol.js';
+import { Indexer, type Selected, type SelectedInstance } from './select.js';
+import { SpillReader } from './spill.js';
+import type { EmittedMessage, PairRow } from './types.js';
+import { removeTemp, trackTemp } from './write/atomic.js';
+import { assistantTurn, walkInstance, type Walkable } from './walk.js';
+
+export interface Loc {
+  input: number;
+  /** Row group (parquet) or -1 (JSONL). */
+  rowGroup: number;
+  /** Row within the row group (parquet) or 1-based line (JSONL). */
+  row: number;
+}
+
+export interface MineRequest {
+  inputs: InputFile[];
+  options: MiningOptions;
+  workers: number;
+  /** Read the `tools` column of extracted trajectories (for shapes that carry tool definitions). */
+  withTools?: boolean;
+  progress?: ProgressSink;
+  warn?: (message: string) => void;
+}
+
+/** What the walk hands to the writer: the row plus what other shapes may need. */
+export interface MinedPair {
+  row: PairRow;
+  tools: string | null;
+}
+
+export interface MineSummary {
+  counters: Counters;
+  warnings: string[];
+}
+
+const ROLE_NAMES = ['system', 'user', 'assistant', 'tool', 'other'];
+
+class SpillTrajectory implements Walkable {
+  constructor(
+    readonly trajectoryId: string,
+    readonly repo: string | null,
+    private readonly d: DecodedTrajectory,
+    readonly spillPath: string,
+  ) {}
+  get length(): number {
+    return this.d.roles.length;
+  }
+  role(i: number): string {
+    return ROLE_NAMES[this.d.roles[i]!]!;
+  }
+  sameKey(i: number, other: SpillTrajectory): boolean {
+    const a = this.d.hashes;
+    const b = other.d.hashes;
+    for (let k = i * HASH_BYTES, e = k + HASH_BYTES; k < e; k++) if (a[k] !== b[k]) return false;
+    return true;
+  }
+  get tools(): string | null {
+    return this.d.tools ?? null;
+  }
+  /** Emitted messages 0..i (inclusive) read back from the spill. */
+  messages(reader: SpillReader, upTo: number): EmittedMessage[] {
+    const o = this.d.offsets;
+    const text = Buffer.from(reader.read(this.spillPath, o[0]!, o[2 * upTo + 1]!), 'utf8');
+    const base = o[0]!;
+    const out: EmittedMessage[] = [];
+    for (let j = 0; j <= upTo; j++) out.push(JSON.parse(text.toString('utf8', o[2 * j]! - base, o[2 * j + 1]! - base)) as EmittedMessage);
+    return out;
+  }
+  signature(reader: SpillReader, i: number): string {
+    const o = this.d.offsets;
+    return reader.read(this.spillPath, o[2 * i + 1]!, o[2 * i + 2]!);
+  }
+}
+
+const MAGIC = Buffer.from('PAR1');
+
+/** Catch the commonest wrong inputs before parquet-wasm sees them (it can trap on garbage). */
+export function checkParquetMagic(path: string, size: number): void {
+  const fd = openSync(path, 'r');
+  try {
+    const head = Buffer.alloc(4);
+    const tail = Buffer.alloc(4);
+    readSync(fd, head, 0, 4, 0);
+    if (size >= 8) readSync(fd, tail, 0, 4, size - 4);
+    if (!head.equals(MAGIC)) throw new UserError(`${path}: not a parquet file (no PAR1 magic at the start)`, ExitCode.notParquet);
+    if (size < 12 || !tail.equals(MAGIC)) throw new UserError(`${path}: truncated or corrupt parquet file (no PAR1 footer)`, ExitCode.corrupt);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+const REQUIRED = ['trajectory_id', 'instance_id', 'resolved', 'trajectory'] as const;
+
+export function checkSchema(path: string, meta: MetaResult, withTools: boolean): { hasRepo: boolean; hasTools: boolean } {
+  const byName = new Map(meta.fields.map((f) => [f.name, f]));
+  const missing = REQUIRED.filter((c) => !byName.has(c));
+  if (missing.length > 0) {
+    throw new UserError(
+      `${path}: missing required column${missing.length > 1 ? 's' : ''} ${missing.join(', ')} (found: ${meta.fields.map((f) => f.name).join(', ') || 'none'})`,
+      ExitCode.schema,
+    );
+  }
+  const wrong = (col: string, expected: string) => {
+    throw new UserError(`${path}: column ${col} has type ${byName.get(col)!.type}, expected ${expected}`, ExitCode.schema);
+  };
+  if (!byName.get('trajectory_id')!.isString) wrong('trajectory_id', 'a string');
+  if (!byName.get('instance_id')!.isString) wrong('instance_id', 'a string');
+  if (!byName.get('resolved')!.isLabel) wrong('resolved', 'an integer, float or boolean');
+  if (!byName.get('trajectory')!.isTrajectory) wrong('trajectory', 'a list of message structs with a role field');
+  const repo = byName.get('repo');
+  if (repo && !repo.isString && repo.type !== 'Null') wrong('repo', 'a string');
+  return { hasRepo: Boolean(repo), hasTools: withTools && byName.has('tools') };
+}
+
+/**
+ * Run the pipeline and hand every kept pair to `sink` in output order.
+ * Returns the counters (identity asserted) and any warnings.
+ */
+export async function minePairs(req: MineRequest, sink: (pair: MinedPair) => Promise<void>): Promise<MineSummary> {
+  const progress = req.progress ?? silentProgress;
+  const warnings: string[] = [];
+  const { options: opts } = req;
+  const spillDir = mkdtempSync(join(tmpdir(), 'divergence-mine-'));
+  trackTemp(spillDir);
+  const pool = new Pool(Math.max(1, req.workers), spillDir);
+  const reader = new SpillReader();
+  try {
+    // 1. metadata and schema of every parquet input
+    const metas = await Promise.all(
+      req.inputs.map(async (f) => {
+        if (f.kind !== 'parquet') return null;
+        checkParquetMagic(f.path, f.bytes);
+        const meta = await pool.run<MetaResult>({ kind: 'meta', path: f.path });
+        const total = meta.rowGroupRows.reduce((a, b) => a + b, 0);
+        if (total !== meta.numRows) throw new UserError(`${f.path}: corrupt metadata (row groups hold ${total} rows, footer says ${meta.numRows})`, ExitCode.corrupt);
+        return { meta, ...checkSchema(f.path, meta, Boolean(req.withTools)) };
+      }),
+    );
+
+    // 2. index pass over the small columns; tasks run in parallel but are fed in file order
+    const indexTasks: { input: number; rowGroup: number; task: Task; rows: number }[] = [];
+    req.inputs.forEach((f, input) => {
+      const m = metas[input];
+      if (m) m.meta.rowGroupRows.forEach((rows, rowGroup) => indexTasks.push({ input, rowGroup, rows, task: { kind: 'index', path: f.path, rowGroup, hasRepo: m.hasRepo } }));
+      else indexTasks.push({ input, rowGroup: -1, rows: 0, task: { kind: 'index-jsonl', path: f.path } });
+    });
+    const totalRows = indexTasks.reduce((a, t) => a + t.rows, 0);
+    progress.phase('index', indexTasks.length, totalRows);
+    const indexResults = indexTasks.map((t) =>
+      pool.run<IndexResult>(t.task).then((r) => {
+        progress.advance(1, r.ids.length);
+        return r;
+      }),
+    );
+    indexResults.forEach((p) => p.catch(() => {}));
+    const indexer = new Indexer<Loc>({ seed: opts.seed, maxPerSide: opts.maxPerSide, skipBadRows: opts.skipBadRows });
+    for (let k = 0; k < indexTasks.length; k++) {
+      const t = indexTasks[k]!;
+      const r = await indexResults[k]!;
+      const path = req.inputs[t.input]!.path;
+      for (let i = 0; i < r.ids.length; i++) {
+        const row = r.lines ? r.lines[i]! : i;
+        indexer.add(
+          { trajectoryId: r.ids[i], instanceId: r.instances[i], repo: r.repos[i], resolved: r.resolved[i], loc: { input: t.input, rowGroup: t.rowGroup, row } },
+          () => (r.lines ? `${path}:${row}` : `${path}: row group ${t.rowGroup}, row ${row}`),
+        );
+      }
+    }
+    progress.done();
+    const { instances, counters } = indexer.finish();
+    if (instances.length === 0) warnings.push(noEligibleReason(counters));
+
+    // 3. decode only what was extracted, grouped by (input, row group), rows ascending
+    const selected: Selected<Loc>[] = [];
+    for (const inst of instances) selected.push(...inst.resolved, ...inst.failed);
+    const keyOf = new Map<Selected<Loc>, number>(selected.map((s, k) => [s, k]));
+    const groups = new Map<string, { loc: Loc; items: { row: number; key: number }[] }>();
+    selected.forEach((s, key) => {
+      const g = `${s.loc.input}:${s.loc.rowGroup}`;
+      if (!groups.has(g)) groups.set(g, { loc: s.loc, items: [] });
+      groups.get(g)!.items.push({ row: s.loc.row, key });
+    });
+    const decodeTasks: { task: Task; rows: number }[] = [...groups.values()]
+      .sort((a, b) => a.loc.input - b.loc.input || a.loc.rowGroup - b.loc.rowGroup)
+      .map(({ loc, items }) => {
+        items.sort((a, b) => a.row - b.row);
+        const f = req.inputs[loc.input]!;
+        const rows = items.map((x) => x.row);
+        const keys = items.map((x) => x.key);
+        const reasoningKeys = [...opts.reasoningKeys];
+        const withTools = Boolean(metas[loc.input]?.hasTools ?? req.withTools);
+        const task: Task =
+          f.kind === 'parquet'
+            ? { kind: 'decode', path: f.path, rowGroup: loc.rowGroup, rows, keys, reasoningKeys, withTools }
+            : { kind: 'decode-jsonl', path: f.path, lines: rows, keys, reasoningKeys, withTools };
+        const groupRows = f.kind === 'parquet' ? metas[loc.input]!.meta.rowGroupRows[loc.rowGroup]! : rows.length;
+        return { task, rows: groupRows };
+      });
+    progress.phase('decode', decodeTasks.length, decodeTasks.reduce((a, t) => a + t.rows, 0));
+    const decoded = new Array<SpillTrajectory | null>(selected.length).fill(null);
+    const bad = new Map<number, string>();
+    await Promise.all(
+      decodeTasks.map(async ({ task, rows }) => {
+        const r = await pool.run<DecodeResult>(task);
+        counters.malformed_arguments += r.malformed_arguments;
+        counters.unknown_roles += r.unknown_roles;
+        for (const t of r.trajectories) {
+          const s = selected[t.key]!;
+          if (t.bad !== undefined) bad.set(t.key, t.bad);
+          else decoded[t.key] = new SpillTrajectory(s.trajectoryId, s.repo, t, pool.spillPath(spillDir, r.spill));
+        }
+        progress.advance(1, rows);
+      }),
+    );
+    progress.done();
+    for (const [key, why] of [...bad].sort((a, b) => a[0] - b[0])) {
+      const s = selected[key]!;
+      const f = req.inputs[s.loc.input]!;
+      const where = f.kind === 'parquet' ? `${f.path}: row group ${s.loc.rowGroup}, row ${s.loc.row}` : `${f.path}:${s.loc.row}`;
+      if (!opts.skipBadRows) throw new UserError(`${where}: trajectory ${s.trajectoryId}: ${why} (use --skip-bad-rows to count and skip such rows)`, ExitCode.badValue);
+      counters.bad_rows++;
+    }
+    await pool.close();
+
+    // 4. walk, in instance order, and hand rows to the sink
+    for (const inst of instances) {
+      const side = (list: Selected<Loc>[]) => list.map((s) => decoded[keyOf.get(s)!]).filter((t): t is SpillTrajectory => t != null);
+      const rows = walkInstance(side(inst.resolved), side(inst.failed), opts, hooksFor(inst, reader), counters);
+      for (const row of rows) {
+        const chosen = decoded[keyOf.get(inst.resolved.find((s) => s.trajectoryId === row.chosen_trajectory_id)!)!]!;
+        await sink({ row, tools: chosen.tools });
+      }
+    }
+    assertIdentity(counters);
+    return { counters, warnings };
+  } finally {
+    await pool.close();
+    reader.close();
+    removeTemp(spillDir);
+  }
+}
+
+function hooksFor(inst: SelectedInstance<Loc>, reader: SpillReader) {
+  return {
+    signature: (t: SpillTrajectory, i: number) => t.signature(reader, i),
+    buildRow: (r: SpillTrajectory, f: SpillTrajectory, i: number, similarity: number) => {
+      const rm = r.messages(reader, i);
+      const rejected = f.messages(reader, i)[i]!;
+      const row = makeRow(rm.slice(0, i), rm[i]!, rejected, {
+        instance_id: inst.instanceId,
+        repo: r.repo,
+        chosen_trajectory_id: r.trajectoryId,
+        rejected_trajectory_id: f.trajectoryId,
+        divergence_turn: assistantTurn(r, i),
+        divergence_msg_index: i,
+        action_similarity: similarity,
+      });
+      return { row, dedupeKey: dedupeKey(row) };
+    },
+  };
+}
+
+function noEligibleReason(c: Counters): string {
+  const labelled = c.trajectories_read - c.duplicate_trajectory_ids - c.unlabelled - c.bad_rows;
+  if (c.trajectories_read === 0) return 'no eligible instances: the input has no rows';
+  if (labelled === 0) return `no eligible instances: none of the ${c.trajectories_read} rows has a resolved label of 0 or 1`;
+  return `no eligible instances: no instance has both a resolved and a failed trajectory (${c.instances} instances)`;
+}

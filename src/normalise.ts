@@ -1,0 +1,93 @@
+// Contract section 2: what is kept of each message, and how tool calls are normalised.
+import type { Message, RawMessage, ToolCall } from './types.js';
+
+/** Per-trajectory tallies that normalisation produces (contract counters). */
+export interface NormaliseTally {
+  malformed_arguments: number;
+  unknown_roles: number;
+}
+
+/** Thrown for a value of the wrong type; the reader adds file / row context. */
+export class BadValue extends Error {}
+
+const KNOWN_ROLES = new Set(['system', 'user', 'assistant', 'tool']);
+
+/** norm(s): null -> "", CRLF -> LF, trailing spaces/tabs stripped per line, whole string trimmed. */
+export function norm(s: string | null | undefined): string {
+  if (s == null) return '';
+  return s.replace(/\r\n/g, '\n').replace(/[ \t]+$/gm, '').trim();
+}
+
+function optString(v: unknown, field: string): string | null {
+  if (v == null) return null;
+  if (typeof v === 'string') return v;
+  throw new BadValue(`${field} must be a string or null, found ${typeof v}`);
+}
+
+function asCallList(v: unknown): unknown[] | null {
+  if (v == null || v === 'None') return null;
+  if (typeof v === 'string') {
+    // JSONL exports sometimes carry the list as a JSON string.
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(v);
+    } catch {
+      throw new BadValue('tool_calls is a string that is neither "None" nor a JSON list');
+    }
+    return asCallList(parsed);
+  }
+  if (!Array.isArray(v)) throw new BadValue(`tool_calls must be a list or null, found ${typeof v}`);
+  return v.length === 0 ? null : v;
+}
+
+export function normaliseToolCall(v: unknown, tally: NormaliseTally): ToolCall {
+  if (v == null || typeof v !== 'object') throw new BadValue('a tool call must be an object');
+  const c = v as Record<string, unknown>;
+  const f = (c.function ?? {}) as Record<string, unknown>;
+  if (typeof f !== 'object') throw new BadValue('tool_calls[].function must be an object');
+  const call: ToolCall = {
+    id: optString(c.id, 'tool_calls[].id'),
+    type: optString(c.type, 'tool_calls[].type'),
+    function: { name: optString(f.name, 'tool_calls[].function.name'), arguments: f.arguments ?? null },
+  };
+  if (typeof f.arguments === 'string') {
+    try {
+      call.function.arguments = JSON.parse(f.arguments);
+    } catch {
+      call.function.arguments = f.arguments;
+      call.malformed = true;
+      tally.malformed_arguments++;
+    }
+  }
+  return call;
+}
+
+export function normaliseMessage(raw: RawMessage, tally: NormaliseTally): Message {
+  if (raw == null || typeof raw !== 'object') throw new BadValue('a message must be an object');
+  const role = raw.role;
+  if (typeof role !== 'string' || role === '') throw new BadValue('message role must be a non-empty string');
+  const content = optString(raw.content, 'content');
+  switch (role) {
+    case 'system':
+    case 'user':
+      return { role, content };
+    case 'assistant': {
+      const list = asCallList(raw.tool_calls);
+      return { role, content, tool_calls: list && list.map((c) => normaliseToolCall(c, tally)) };
+    }
+    case 'tool':
+      return {
+        role,
+        content,
+        name: optString(raw.name, 'name'),
+        tool_call_id: optString(raw.tool_call_id, 'tool_call_id'),
+      };
+    default:
+      tally.unknown_roles++;
+      return { role, content };
+  }
+}
+
+export function isKnownRole(role: string): boolean {
+  return KNOWN_ROLES.has(role);
+}

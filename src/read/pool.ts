@@ -1,0 +1,92 @@
+// A fixed pool of decode workers with a FIFO task queue. A worker that dies (wasm trap, OOM) fails
+// its task with an error naming what it was reading; the caller turns that into a one-line message.
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { ExitCode, UserError } from '../errors.js';
+import type { Task, WorkerReply } from './protocol.js';
+
+interface Pending {
+  id: number;
+  task: Task;
+  resolve: (v: unknown) => void;
+  reject: (e: unknown) => void;
+}
+
+function describe(task: Task): string {
+  if ('rowGroup' in task) return `${task.path} (row group ${task.rowGroup})`;
+  return task.path;
+}
+
+export class Pool {
+  private readonly workers: Worker[] = [];
+  private readonly busy = new Map<Worker, Pending>();
+  private readonly queue: Pending[] = [];
+  private nextId = 0;
+  private closed = false;
+
+  constructor(size: number, spillDir: string) {
+    const url = new URL('./worker.js', import.meta.url);
+    for (let k = 0; k < size; k++) {
+      const w = new Worker(url, { workerData: { spillPath: join(spillDir, `spill-${k}.bin`), spillIndex: k } });
+      w.on('message', (reply: WorkerReply) => this.onReply(w, reply));
+      w.on('error', (err) => this.onDeath(w, err));
+      w.on('exit', (code) => {
+        if (!this.closed) this.onDeath(w, new Error(`decoder exited with code ${code}`));
+      });
+      this.workers.push(w);
+    }
+  }
+
+  get size(): number {
+    return this.workers.length;
+  }
+
+  spillPath(spillDir: string, index: number): string {
+    return join(spillDir, `spill-${index}.bin`);
+  }
+
+  run<T>(task: Task): Promise<T> {
+    if (this.closed) return Promise.reject(new Error('pool is closed'));
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ id: this.nextId++, task, resolve: resolve as (v: unknown) => void, reject });
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    for (const w of this.workers) {
+      if (this.queue.length === 0) return;
+      if (this.busy.has(w)) continue;
+      const p = this.queue.shift()!;
+      this.busy.set(w, p);
+      w.postMessage({ id: p.id, task: p.task });
+    }
+  }
+
+  private onReply(w: Worker, reply: WorkerReply): void {
+    const p = this.busy.get(w);
+    if (!p || p.id !== reply.id) return;
+    this.busy.delete(w);
+    if (reply.ok) p.resolve(reply.result);
+    else if (reply.error.exitCode !== null) p.reject(new UserError(reply.error.message, reply.error.exitCode));
+    else p.reject(new UserError(`${describe(p.task)}: cannot decode: ${reply.error.message}`, ExitCode.corrupt));
+    this.pump();
+  }
+
+  private onDeath(w: Worker, err: Error): void {
+    const p = this.busy.get(w);
+    this.busy.delete(w);
+    const idx = this.workers.indexOf(w);
+    if (idx >= 0) this.workers.splice(idx, 1);
+    const error = new UserError(`${p ? describe(p.task) : 'decoder'}: cannot decode: ${err.message}`, ExitCode.corrupt);
+    p?.reject(error);
+    // Without a live worker, nothing queued can run: fail it all with the same cause.
+    if (this.workers.length === 0) for (const q of this.queue.splice(0)) q.reject(error);
+    else this.pump();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all(this.workers.map((w) => w.terminate()));
+  }
+}

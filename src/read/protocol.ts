@@ -1,0 +1,69 @@
+// Messages between the main thread and the decode workers (read/worker.ts).
+import type { ErrorPayload } from '../errors.js';
+
+export interface FieldInfo {
+  name: string;
+  type: string;
+  isString: boolean;
+  isLabel: boolean;
+  isTrajectory: boolean;
+}
+
+export type Task =
+  | { kind: 'meta'; path: string }
+  | { kind: 'index'; path: string; rowGroup: number; hasRepo: boolean }
+  | { kind: 'index-jsonl'; path: string }
+  | {
+      kind: 'decode';
+      path: string;
+      rowGroup: number;
+      /** Rows within the row group, ascending, and the caller's key for each. */
+      rows: number[];
+      keys: number[];
+      reasoningKeys: string[];
+      withTools: boolean;
+    }
+  | { kind: 'decode-jsonl'; path: string; lines: number[]; keys: number[]; reasoningKeys: string[]; withTools: boolean };
+
+export interface MetaResult {
+  numRows: number;
+  rowGroupRows: number[];
+  fields: FieldInfo[];
+}
+
+export interface IndexResult {
+  ids: unknown[];
+  instances: unknown[];
+  repos: unknown[];
+  resolved: unknown[];
+  /** JSONL only: the 1-based line of each row. */
+  lines?: number[];
+}
+
+/** Role codes kept per message in the main thread. */
+export const ROLE_CODES = { system: 0, user: 1, assistant: 2, tool: 3, other: 4 } as const;
+
+export interface DecodedTrajectory {
+  key: number;
+  /** Set when the trajectory value is unusable (null, not a list, a bad message). */
+  bad?: string;
+  roles: Uint8Array;
+  /** 16 bytes per message: truncated SHA-256 of the comparison key. */
+  hashes: Uint8Array;
+  /** 2n+1 absolute offsets in the worker's spill file: message i's emitted JSON is
+   * [2i, 2i+1), its action signature (assistant only, else empty) is [2i+1, 2i+2). */
+  offsets: Float64Array;
+  tools?: string | null;
+}
+
+export interface DecodeResult {
+  spill: number;
+  trajectories: DecodedTrajectory[];
+  malformed_arguments: number;
+  unknown_roles: number;
+  rowsDecoded: number;
+}
+
+export type WorkerReply =
+  | { id: number; ok: true; result: MetaResult | IndexResult | DecodeResult }
+  | { id: number; ok: false; error: ErrorPayload };

@@ -1,0 +1,106 @@
+// Contract sections 1 and 4: the first pass over id / instance / label, duplicate ids, bad rows,
+// grouping by instance, eligibility and the per-side SHA-256 rank sampling.
+import { emptyCounters, type Counters } from './counters.js';
+import { UserError, ExitCode } from './errors.js';
+import { compareStrings, labelOf, pickRanked, rankKey } from './sample.js';
+
+export interface SelectOptions {
+  seed: string;
+  maxPerSide: number;
+  skipBadRows: boolean;
+}
+
+/** One row as the first pass sees it. `loc` tells the second pass where to find the trajectory. */
+export interface IndexRecord<L> {
+  trajectoryId: unknown;
+  instanceId: unknown;
+  repo: unknown;
+  resolved: unknown;
+  loc: L;
+}
+
+export interface Selected<L> {
+  trajectoryId: string;
+  instanceId: string;
+  repo: string | null;
+  rank: string;
+  loc: L;
+}
+
+export interface SelectedInstance<L> {
+  instanceId: string;
+  /** Rank order, at most maxPerSide each. */
+  resolved: Selected<L>[];
+  failed: Selected<L>[];
+}
+
+export interface Selection<L> {
+  /** Eligible instances in ascending instance_id (JavaScript string order). */
+  instances: SelectedInstance<L>[];
+  counters: Counters;
+}
+
+function requiredString(v: unknown): string | null {
+  return typeof v === 'string' && v !== '' ? v : null;
+}
+
+export class Indexer<L> {
+  private readonly seen = new Set<string>();
+  private readonly groups = new Map<string, { resolved: Selected<L>[]; failed: Selected<L>[] }>();
+  readonly counters: Counters = emptyCounters();
+
+  constructor(private readonly opts: SelectOptions) {}
+
+  /** `where()` names the file and row for an error message; only called on error. */
+  add(rec: IndexRecord<L>, where: () => string): void {
+    this.counters.trajectories_read++;
+    const id = requiredString(rec.trajectoryId);
+    const instance = requiredString(rec.instanceId);
+    const repoOk = rec.repo == null || typeof rec.repo === 'string';
+    if (id === null || instance === null || !repoOk) {
+      const what = id === null ? 'trajectory_id' : instance === null ? 'instance_id' : 'repo';
+      const problem = what === 'repo' ? 'is not a string' : 'is null or empty';
+      if (!this.opts.skipBadRows) {
+        throw new UserError(`${where()}: ${what} ${problem} (use --skip-bad-rows to count and skip such rows)`, ExitCode.badValue);
+      }
+      this.counters.bad_rows++;
+      return;
+    }
+    if (this.seen.has(id)) {
+      this.counters.duplicate_trajectory_ids++;
+      return;
+    }
+    this.seen.add(id);
+    const label = labelOf(rec.resolved);
+    if (label === 'unlabelled') {
+      this.counters.unlabelled++;
+      return;
+    }
+    let g = this.groups.get(instance);
+    if (!g) this.groups.set(instance, (g = { resolved: [], failed: [] }));
+    const sel: Selected<L> = {
+      trajectoryId: id,
+      instanceId: instance,
+      repo: (rec.repo as string | null) ?? null,
+      rank: rankKey(this.opts.seed, id),
+      loc: rec.loc,
+    };
+    (label === 'resolved' ? g.resolved : g.failed).push(sel);
+  }
+
+  finish(): Selection<L> {
+    const c = this.counters;
+    c.instances = this.groups.size;
+    const instances: SelectedInstance<L>[] = [];
+    for (const instanceId of [...this.groups.keys()].sort(compareStrings)) {
+      const g = this.groups.get(instanceId)!;
+      if (g.resolved.length === 0 || g.failed.length === 0) continue;
+      c.eligible_instances++;
+      const resolved = pickRanked(g.resolved, this.opts.maxPerSide);
+      const failed = pickRanked(g.failed, this.opts.maxPerSide);
+      c.trajectories_extracted += resolved.length + failed.length;
+      instances.push({ instanceId, resolved, failed });
+    }
+    return { instances, counters: c };
+  }
+}

@@ -1,0 +1,56 @@
+// Contract section 3: comparison keys for the lockstep walk and the assistant action signature.
+import stableStringify from 'fast-json-stable-stringify';
+import { norm } from './normalise.js';
+import type { Message, ToolCall } from './types.js';
+
+export const DEFAULT_REASONING_KEYS: readonly string[] = ['thought', 'reasoning', 'think'];
+
+/** canon(arguments): stable JSON with the top-level reasoning keys removed. */
+export function canonArguments(args: unknown, reasoningKeys: ReadonlySet<string>): string {
+  if (args !== null && typeof args === 'object' && !Array.isArray(args)) {
+    const kept: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(args)) if (!reasoningKeys.has(k)) kept[k] = v;
+    return stableStringify(kept);
+  }
+  // `undefined` cannot occur (arguments default to null); stableStringify(null) is "null".
+  return stableStringify(args) ?? 'null';
+}
+
+export function callSignature(call: ToolCall, reasoningKeys: ReadonlySet<string>): string {
+  const name = call.function.name ?? '';
+  if (call.malformed) return `${name} ${norm(call.function.arguments as string)}`;
+  return `${name} ${canonArguments(call.function.arguments, reasoningKeys)}`;
+}
+
+/** actionSignature(msg) of an assistant message. Narration is ignored when there are calls. */
+export function actionSignature(
+  msg: { content: string | null; tool_calls?: ToolCall[] | null },
+  reasoningKeys: ReadonlySet<string>,
+): string {
+  const calls = msg.tool_calls;
+  if (calls && calls.length > 0) return calls.map((c) => callSignature(c, reasoningKeys)).join('\n');
+  return `text ${norm(msg.content)}`;
+}
+
+/** The key two messages at the same index are compared on. */
+export function comparisonKey(msg: Message, reasoningKeys: ReadonlySet<string>): string {
+  return keyAndSignature(msg, reasoningKeys).key;
+}
+
+/** The comparison key and, for assistant messages, the action signature it is built from ('' otherwise). */
+export function keyAndSignature(msg: Message, reasoningKeys: ReadonlySet<string>): { key: string; signature: string } {
+  if (msg.role === 'assistant') {
+    const signature = actionSignature(msg as { content: string | null; tool_calls: ToolCall[] | null }, reasoningKeys);
+    return { key: `assistant\n${signature}`, signature };
+  }
+  return { key: nonAssistantKey(msg), signature: '' };
+}
+
+function nonAssistantKey(msg: Message): string {
+  switch (msg.role) {
+    case 'tool':
+      return `tool\n${(msg as { name: string | null }).name ?? ''}\n${norm(msg.content)}`;
+    default:
+      return `${msg.role}\n${norm(msg.content)}`;
+  }
+}

@@ -1,0 +1,209 @@
+// `--shape trl`: the published row (contract section 6) reshaped for TRL's DPOTrainer.
+//
+// What TRL expects (huggingface/trl, trl/data_utils.py `apply_chat_template` and
+// trl/trainer/dpo_trainer.py `tokenize_fn`; docs/source/dataset_formats.md "Tool Calling"):
+// - conversational preference data: `prompt`, `chosen`, `rejected` are lists of {role, content, ...}
+//   messages; the trainer renders prompt (add_generation_prompt=True), prompt+chosen and
+//   prompt+rejected, and warns when the tokenized prompt is not a prefix of prompt+completion.
+// - assistant tool calls as `tool_calls: [{type: "function", function: {name, arguments}}]` with
+//   `arguments` a JSON object; tool results as {role: "tool", name, content}.
+// - an optional per-row `tools` column; the trainer does `json.loads(tools)` when it is a string,
+//   and the docs recommend a JSON string for `datasets` < 4.7 (no `Json()` feature type).
+import type { EmittedMessage, PairRow } from '../types.js';
+import { BadValue } from '../normalise.js';
+
+export type ArgumentsMode = 'object' | 'string';
+
+export interface TrlToolCall {
+  id: string | null;
+  type: string | null;
+  function: { name: string | null; arguments: unknown };
+}
+
+/**
+ * A message in the trl shape. `content` is always a string (null becomes ""): chat templates
+ * concatenate it. `tool_calls` is present only on assistant messages that make calls (a real
+ * array); tool messages keep `name` and `tool_call_id`.
+ */
+export interface TrlMessage {
+  role: string;
+  content: string;
+  tool_calls?: TrlToolCall[];
+  name?: string | null;
+  tool_call_id?: string | null;
+}
+
+/** One output row in the `trl` shape. Field order: prompt, chosen, rejected, metadata, tools. */
+export interface TrlRow {
+  prompt: TrlMessage[];
+  chosen: TrlMessage[];
+  rejected: TrlMessage[];
+  instance_id: string;
+  repo: string | null;
+  chosen_trajectory_id: string;
+  rejected_trajectory_id: string;
+  divergence_turn: number;
+  divergence_msg_index: number;
+  action_similarity: number;
+  /** Only when `--prompt-window` is given (see window.ts). */
+  prompt_messages_dropped?: number;
+  /** JSON string of the cleaned tool definitions, or null when the trajectory has none. */
+  tools: string | null;
+}
+
+export interface TrlOptions {
+  /** The raw `tools` value of the resolved (chosen) trajectory: list, JSON string, or null. */
+  tools: unknown | null;
+  arguments: ArgumentsMode;
+  /** The `tools` column already computed with `toolsColumn` (per trajectory); overrides `tools`. */
+  toolsJson?: string | null;
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+/** Arrow rows / vectors carry `toJSON`; plain objects and arrays do not need it. */
+function plain(v: unknown): unknown {
+  if (v !== null && typeof v === 'object' && !Array.isArray(v) && Object.getPrototypeOf(v) !== Object.prototype) {
+    const toJSON = (v as { toJSON?: unknown }).toJSON;
+    if (typeof toJSON === 'function') return (toJSON as () => unknown).call(v);
+  }
+  return v;
+}
+
+/**
+ * Remove the upstream null placeholders: every object key whose value is null is dropped, at
+ * every depth (the parquet `tools` column lists all 12 parameter names on every tool, null where a
+ * tool lacks one, and schema fields such as `enum`, `items`, `additionalProperties` are null where
+ * unused). Array elements are kept as they are (nulls inside arrays are data, not placeholders).
+ */
+export function stripNulls(v: unknown): unknown {
+  v = plain(v);
+  if (Array.isArray(v)) return v.map(stripNulls);
+  if (v !== null && typeof v === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, val] of Object.entries(v)) {
+      if (val === null || val === undefined) continue;
+      out[k] = stripNulls(val);
+    }
+    return out;
+  }
+  return v;
+}
+
+/**
+ * The trajectory's tool definitions without the upstream null placeholders.
+ * Accepts the parquet list of structs (objects with null keys), a JSON string of that list, or an
+ * already-clean list (idempotent). null, undefined, "" and "None" mean "no tools" -> [].
+ */
+export function cleanTools(rawTools: unknown): object[] {
+  let v = plain(rawTools);
+  if (v == null) return [];
+  if (typeof v === 'string') {
+    const s = v.trim();
+    if (s === '' || s === 'None' || s === 'null') return [];
+    try {
+      v = JSON.parse(s);
+    } catch {
+      throw new BadValue('tools is a string that is not JSON');
+    }
+    if (v == null) return [];
+  }
+  if (!Array.isArray(v)) throw new BadValue(`tools must be a list of tool definitions, found ${typeof v}`);
+  const out: object[] = [];
+  for (const t of v) {
+    const c = stripNulls(t);
+    if (c == null) continue;
+    if (!isPlainObject(c)) throw new BadValue('each tool definition must be an object');
+    out.push(c);
+  }
+  return out;
+}
+
+/**
+ * The `tools` column value: JSON string of `cleanTools(rawTools)`, or null when there are none
+ * (TRL passes `tools or None`: an empty list makes some templates render tool boilerplate).
+ */
+export function toolsColumn(rawTools: unknown): string | null {
+  const tools = cleanTools(rawTools);
+  return tools.length > 0 ? JSON.stringify(tools) : null;
+}
+
+function parseCalls(v: unknown): unknown[] {
+  if (v == null || v === 'None') return [];
+  if (typeof v === 'string') {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(v);
+    } catch {
+      throw new BadValue('tool_calls is a string that is not JSON');
+    }
+    return parseCalls(parsed);
+  }
+  v = plain(v);
+  if (!Array.isArray(v)) throw new BadValue('tool_calls must be a JSON list or null');
+  return v;
+}
+
+function toTrlCall(c: unknown, mode: ArgumentsMode): TrlToolCall {
+  if (!isPlainObject(c)) throw new BadValue('a tool call must be an object');
+  const f = isPlainObject(c.function) ? c.function : {};
+  let args = f.arguments ?? null;
+  if (mode === 'string' && typeof args !== 'string') args = JSON.stringify(args);
+  // mode 'object': parsed arguments stay objects; a malformed call keeps its raw string (the
+  // contract keeps it verbatim), which `check-template` reports for `arguments|items` templates.
+  return {
+    id: typeof c.id === 'string' ? c.id : null,
+    type: typeof c.type === 'string' ? c.type : null,
+    function: { name: typeof f.name === 'string' ? f.name : null, arguments: args },
+  };
+}
+
+/** One published message (role's fields, tool_calls as JSON string) in the trl shape. */
+export function toTrlMessage(m: EmittedMessage, mode: ArgumentsMode): TrlMessage {
+  const content = m.content ?? '';
+  switch (m.role) {
+    case 'assistant': {
+      const calls = parseCalls(m.tool_calls);
+      if (calls.length === 0) return { role: m.role, content };
+      return { role: m.role, content, tool_calls: calls.map((c) => toTrlCall(c, mode)) };
+    }
+    case 'tool':
+      return { role: m.role, content, name: m.name ?? null, tool_call_id: m.tool_call_id ?? null };
+    default:
+      return { role: m.role, content };
+  }
+}
+
+/** Convert a published row. `prompt_messages_dropped` is carried over when the row has it. */
+export function toTrlRow(row: PairRow & { prompt_messages_dropped?: number }, opts: TrlOptions): TrlRow {
+  const mode = opts.arguments;
+  const out: TrlRow = {
+    prompt: row.prompt.map((m) => toTrlMessage(m, mode)),
+    chosen: [toTrlMessage(row.chosen, mode)],
+    rejected: [toTrlMessage(row.rejected, mode)],
+    instance_id: row.instance_id,
+    repo: row.repo,
+    chosen_trajectory_id: row.chosen_trajectory_id,
+    rejected_trajectory_id: row.rejected_trajectory_id,
+    divergence_turn: row.divergence_turn,
+    divergence_msg_index: row.divergence_msg_index,
+    action_similarity: row.action_similarity,
+    ...(row.prompt_messages_dropped !== undefined ? { prompt_messages_dropped: row.prompt_messages_dropped } : {}),
+    tools: opts.toolsJson !== undefined ? opts.toolsJson : toolsColumn(opts.tools),
+  };
+  return out;
+}
+
+/**
+ * Calls in the row whose `arguments` are not a JSON object (malformed upstream arguments kept as
+ * raw strings, or JSON that parsed to a non-object). In `object` mode, templates that iterate
+ * `arguments|items` cannot render these rows.
+ */
+export function nonObjectArguments(row: Pick<TrlRow, 'prompt' | 'chosen' | 'rejected'>): number {
+  let n = 0;
+  for (const list of [row.prompt, row.chosen, row.rejected])
+    for (const m of list) for (const c of m.tool_calls ?? []) if (!isPlainObject(c.function.arguments)) n++;
+  return n;
+}

@@ -1,0 +1,341 @@
+// Terminal rendering of one pair for `divergence-mine show`: a header, the last prompt messages in
+// compact form, then chosen and rejected side by side (stacked when narrow) with the differing parts
+// highlighted. Pure: returns a string; colour is ANSI SGR only when asked for.
+import type { PairRow } from '../types.js';
+import { diffTexts, type Range, type TextDiff } from './diff.js';
+import { compactMessage, formatAction } from './format.js';
+
+export type Layout = 'auto' | 'side' | 'stacked';
+
+export interface ShowOptions {
+  /** terminal columns */
+  width: number;
+  /** ANSI colour */
+  color: boolean;
+  /** prompt messages shown (the last N) */
+  context: number;
+  /** body lines shown per prompt message */
+  lines: number;
+  layout: Layout;
+  /** no folding or truncation */
+  full: boolean;
+}
+
+export const DEFAULT_SHOW_OPTIONS: ShowOptions = {
+  width: 100,
+  color: false,
+  context: 4,
+  lines: 4,
+  layout: 'auto',
+  full: false,
+};
+
+/** Below this width, `auto` stacks chosen above rejected. */
+export const SIDE_BY_SIDE_MIN_WIDTH = 80;
+/** Unchanged lines kept on each side of a change when folding. */
+const CONTEXT_LINES = 3;
+/** A changed block longer than this many rows is cut to CHANGED_KEEP rows. */
+const CHANGED_MAX = 40;
+const CHANGED_KEEP = 30;
+/** Visual rows one logical line may take before it is cut. */
+const WRAP_MAX = 12;
+
+type Side = 'a' | 'b';
+
+const SGR = {
+  bold: '1',
+  dim: '2',
+  red: '31',
+  green: '32',
+  yellow: '33',
+  magenta: '35',
+  cyan: '36',
+  hlA: '30;42',
+  hlB: '30;41',
+} as const;
+
+class Painter {
+  constructor(readonly color: boolean) {}
+  paint(text: string, ...codes: string[]): string {
+    if (!this.color || codes.length === 0 || text === '') return text;
+    return `\x1b[${codes.join(';')}m${text}\x1b[0m`;
+  }
+}
+
+/** A character cell: one UTF-16 code unit sequence (a code point) and whether it is highlighted. */
+interface Cell {
+  ch: string;
+  hl: boolean;
+}
+
+function toCells(text: string, ranges: Range[] | undefined): Cell[] {
+  const cells: Cell[] = [];
+  let ri = 0;
+  let i = 0;
+  for (const ch of text) {
+    while (ranges && ri < ranges.length && (ranges[ri] as Range)[1] <= i) ri++;
+    const r = ranges?.[ri];
+    cells.push({ ch, hl: !!r && r[0] <= i && i < r[1] });
+    i += ch.length;
+  }
+  return cells;
+}
+
+/** Plain (no colour) mode marks highlighted runs with these, like `git diff --word-diff=plain`. */
+const MARKS: Record<Side, [string, string]> = { a: ['{+', '+}'], b: ['[-', '-]'] };
+
+/** Visual width of a line of cells (marker characters count in plain mode). */
+function cellsWidth(cells: Cell[], markers: boolean): number {
+  let w = 0;
+  let prev = false;
+  for (const c of cells) {
+    w += 1;
+    if (markers && c.hl && !prev) w += 4;
+    prev = c.hl;
+  }
+  return w;
+}
+
+/** Greedy wrap to `width` visual columns, preferring to break after a space in the last 40% of a line. */
+function wrapCells(cells: Cell[], width: number, markers: boolean): Cell[][] {
+  const w = Math.max(width, 8);
+  const out: Cell[][] = [];
+  let line: Cell[] = [];
+  let lineW = 0;
+  for (const c of cells) {
+    const prev = line[line.length - 1];
+    const add = 1 + (markers && c.hl && !(prev && prev.hl) ? 4 : 0);
+    if (line.length > 0 && lineW + add > w) {
+      let cut = -1;
+      for (let j = line.length - 1; j >= Math.floor(line.length * 0.6); j--) {
+        if ((line[j] as Cell).ch === ' ') {
+          cut = j + 1;
+          break;
+        }
+      }
+      if (cut > 0 && cut < line.length) {
+        out.push(line.slice(0, cut));
+        line = line.slice(cut);
+      } else {
+        out.push(line);
+        line = [];
+      }
+      lineW = cellsWidth(line, markers);
+    }
+    const p = line[line.length - 1];
+    line.push(c);
+    lineW += 1 + (markers && c.hl && !(p && p.hl) ? 4 : 0);
+  }
+  if (line.length > 0 || out.length === 0) out.push(line);
+  return out;
+}
+
+function renderCells(cells: Cell[], side: Side, painter: Painter): string {
+  let out = '';
+  let i = 0;
+  while (i < cells.length) {
+    const hl = (cells[i] as Cell).hl;
+    let j = i;
+    let text = '';
+    while (j < cells.length && (cells[j] as Cell).hl === hl) {
+      text += (cells[j] as Cell).ch;
+      j++;
+    }
+    if (!hl) out += text;
+    else if (painter.color) out += painter.paint(text, side === 'a' ? SGR.hlA : SGR.hlB);
+    else out += MARKS[side][0] + text + MARKS[side][1];
+    i = j;
+  }
+  return out;
+}
+
+/** Visual rows of one logical line, each padded to exactly `width` columns when `pad`. */
+function lineRows(text: string, ranges: Range[] | undefined, side: Side, width: number, painter: Painter, full: boolean, pad: boolean): string[] {
+  const markers = !painter.color;
+  let wrapped = wrapCells(toCells(text, ranges), width, markers);
+  let note: string | null = null;
+  if (!full && wrapped.length > WRAP_MAX) {
+    const hidden = wrapped.slice(WRAP_MAX - 1).reduce((s, l) => s + l.length, 0);
+    wrapped = wrapped.slice(0, WRAP_MAX - 1);
+    note = `… line continues, ${hidden} more characters`;
+  }
+  const rows = wrapped.map((cells) => {
+    const s = renderCells(cells, side, painter);
+    return pad ? s + ' '.repeat(Math.max(0, width - cellsWidth(cells, markers))) : s;
+  });
+  if (note !== null) {
+    const t = truncate(note, width);
+    rows.push(painter.paint(t, SGR.dim) + (pad ? ' '.repeat(Math.max(0, width - t.length)) : ''));
+  }
+  return rows;
+}
+
+function truncate(s: string, width: number): string {
+  const chars = Array.from(s);
+  if (chars.length <= width) return s;
+  return chars.slice(0, Math.max(0, width - 1)).join('') + '…';
+}
+
+function rule(title: string, width: number, painter: Painter): string {
+  const head = `── ${title} `;
+  return painter.paint(head + '─'.repeat(Math.max(3, width - Array.from(head).length)), SGR.dim);
+}
+
+/** A display row of the aligned diff: a line pair (either side may be absent), or a fold note. */
+type DiffRow = { kind: 'line'; a: number | null; b: number | null } | { kind: 'fold'; a: string | null; b: string | null };
+
+/** Rows of the aligned diff with long unchanged runs and very long changed blocks folded. */
+export function diffRows(d: TextDiff, full: boolean): DiffRow[] {
+  const rows: DiffRow[] = [];
+  const last = d.blocks.length - 1;
+  d.blocks.forEach((blk, bi) => {
+    if (blk.eq) {
+      const n = blk.n;
+      const keepHead = bi === 0 ? 0 : CONTEXT_LINES;
+      const keepTail = bi === last ? 0 : CONTEXT_LINES;
+      if (full || n <= keepHead + keepTail + 1 || d.blocks.length === 1) {
+        for (let i = 0; i < n; i++) rows.push({ kind: 'line', a: blk.a + i, b: blk.b + i });
+        return;
+      }
+      for (let i = 0; i < keepHead; i++) rows.push({ kind: 'line', a: blk.a + i, b: blk.b + i });
+      const hidden = n - keepHead - keepTail;
+      const note = `⋯ ${hidden} unchanged line${hidden === 1 ? '' : 's'}`;
+      rows.push({ kind: 'fold', a: note, b: note });
+      for (let i = n - keepTail; i < n; i++) rows.push({ kind: 'line', a: blk.a + i, b: blk.b + i });
+      return;
+    }
+    const count = Math.max(blk.n, blk.m);
+    const shown = full || count <= CHANGED_MAX ? count : CHANGED_KEEP;
+    for (let i = 0; i < shown; i++) {
+      rows.push({ kind: 'line', a: i < blk.n ? blk.a + i : null, b: i < blk.m ? blk.b + i : null });
+    }
+    if (shown < count) {
+      const ha = Math.max(0, blk.n - shown);
+      const hb = Math.max(0, blk.m - shown);
+      rows.push({
+        kind: 'fold',
+        a: ha ? `⋯ ${ha} more line${ha === 1 ? '' : 's'}` : null,
+        b: hb ? `⋯ ${hb} more line${hb === 1 ? '' : 's'}` : null,
+      });
+    }
+  });
+  return rows;
+}
+
+function fmtSimilarity(x: number): string {
+  return Number.isFinite(x) ? x.toFixed(3) : String(x);
+}
+
+/** The header lines: ids, repo, turn, message index, similarity. */
+function header(pair: PairRow, index: number, p: Painter): string[] {
+  const repo = pair.repo ? `  (${pair.repo})` : '';
+  return [
+    p.paint(`pair #${index}`, SGR.bold) + '  ' + p.paint(pair.instance_id, SGR.bold) + repo,
+    `divergence turn ${pair.divergence_turn} · message index ${pair.divergence_msg_index} · ` +
+      `action similarity ${fmtSimilarity(pair.action_similarity)} · prompt ${pair.prompt.length} message${pair.prompt.length === 1 ? '' : 's'}`,
+    `${p.paint('chosen  ', SGR.green, SGR.bold)} ${pair.chosen_trajectory_id}  (resolved)`,
+    `${p.paint('rejected', SGR.red, SGR.bold)} ${pair.rejected_trajectory_id}  (failed)`,
+  ];
+}
+
+const ROLE_COLOUR: Record<string, string> = { system: SGR.dim, user: SGR.magenta, assistant: SGR.cyan, tool: SGR.yellow };
+
+function promptSection(pair: PairRow, opts: ShowOptions, p: Painter): string[] {
+  const total = pair.prompt.length;
+  const n = Math.min(Math.max(0, opts.context), total);
+  const out: string[] = [];
+  out.push(rule(n === total ? `prompt: ${total} message${total === 1 ? '' : 's'}` : `prompt: last ${n} of ${total} messages`, opts.width, p));
+  const indent = '    ';
+  const bodyWidth = Math.max(10, opts.width - indent.length);
+  for (let i = total - n; i < total; i++) {
+    const msg = pair.prompt[i];
+    if (!msg) continue;
+    const c = compactMessage(msg);
+    const title = c.tool ? `${c.role} · ${c.tool}` : c.role;
+    out.push(p.paint(`[${i}]`, SGR.dim) + ' ' + p.paint(title, ROLE_COLOUR[c.role] ?? SGR.bold));
+    const lines = opts.full ? c.lines : c.lines.filter((l) => l.trim() !== '');
+    const shown = opts.full ? lines : lines.slice(0, Math.max(0, opts.lines));
+    for (const line of shown) {
+      if (opts.full) {
+        for (const row of lineRows(line, undefined, 'a', bodyWidth, p, true, false)) out.push(indent + row);
+      } else out.push(indent + truncate(line, bodyWidth));
+    }
+    if (lines.length > shown.length) {
+      const hidden = lines.length - shown.length;
+      out.push(indent + p.paint(`⋯ ${hidden} more line${hidden === 1 ? '' : 's'}`, SGR.dim));
+    }
+    for (const call of c.calls) out.push(indent + p.paint(truncate(call, bodyWidth), SGR.cyan));
+    if (lines.length === 0 && c.calls.length === 0) out.push(indent + p.paint('(empty)', SGR.dim));
+  }
+  return out;
+}
+
+function sideBySide(d: TextDiff, opts: ShowOptions, p: Painter): string[] {
+  const colW = Math.floor((opts.width - 3) / 2);
+  const sep = p.paint(' │ ', SGR.dim);
+  const pad = (s: string, visible: number) => s + ' '.repeat(Math.max(0, colW - visible));
+  const out: string[] = [];
+  const ta = 'chosen (resolved)';
+  const tb = 'rejected (failed)';
+  out.push(pad(p.paint(ta, SGR.green, SGR.bold), ta.length) + sep + p.paint(tb, SGR.red, SGR.bold));
+  out.push(p.paint('─'.repeat(colW) + '─┼─' + '─'.repeat(colW), SGR.dim));
+  for (const row of diffRows(d, opts.full)) {
+    if (row.kind === 'fold') {
+      const a = row.a ? truncate(row.a, colW) : '';
+      const b = row.b ? truncate(row.b, colW) : '';
+      out.push((pad(p.paint(a, SGR.dim), a.length) + sep + p.paint(b, SGR.dim)).replace(/\s+$/, ''));
+      continue;
+    }
+    const left = row.a === null ? [] : lineRows(d.aLines[row.a] as string, d.hlA.get(row.a), 'a', colW, p, opts.full, true);
+    const right = row.b === null ? [] : lineRows(d.bLines[row.b] as string, d.hlB.get(row.b), 'b', colW, p, opts.full, false);
+    const h = Math.max(left.length, right.length, 1);
+    for (let i = 0; i < h; i++) {
+      const l = left[i] ?? ' '.repeat(colW);
+      const r = right[i] ?? '';
+      out.push((l + sep + r).replace(/\s+$/, ''));
+    }
+  }
+  return out;
+}
+
+function stacked(d: TextDiff, opts: ShowOptions, p: Painter): string[] {
+  const out: string[] = [];
+  const rows = diffRows(d, opts.full);
+  for (const side of ['a', 'b'] as const) {
+    out.push(side === 'a' ? p.paint('chosen (resolved)', SGR.green, SGR.bold) : p.paint('rejected (failed)', SGR.red, SGR.bold));
+    for (const row of rows) {
+      const v = row[side];
+      if (v === null) continue;
+      if (row.kind === 'fold') {
+        out.push(p.paint(truncate(v as string, opts.width), SGR.dim));
+        continue;
+      }
+      const lines = side === 'a' ? d.aLines : d.bLines;
+      const hl = side === 'a' ? d.hlA : d.hlB;
+      for (const r of lineRows(lines[v as number] as string, hl.get(v as number), side, opts.width, p, opts.full, false)) {
+        out.push(r.replace(/\s+$/, ''));
+      }
+    }
+    if (side === 'a') out.push('');
+  }
+  return out;
+}
+
+/** Render one pair. `index` is its 0-based row number in the file. */
+export function renderPair(pair: PairRow, index: number, options: Partial<ShowOptions> = {}): string {
+  const opts: ShowOptions = { ...DEFAULT_SHOW_OPTIONS, ...options };
+  opts.width = Math.max(40, Math.floor(opts.width));
+  const p = new Painter(opts.color);
+  const out: string[] = [];
+  out.push(...header(pair, index, p));
+  out.push('');
+  if (opts.context > 0) {
+    out.push(...promptSection(pair, opts, p));
+    out.push('');
+  }
+  out.push(rule(`action at message ${pair.divergence_msg_index} (turn ${pair.divergence_turn})`, opts.width, p));
+  const d = diffTexts(formatAction(pair.chosen), formatAction(pair.rejected));
+  const side = opts.layout === 'side' || (opts.layout === 'auto' && opts.width >= SIDE_BY_SIDE_MIN_WIDTH);
+  out.push(...(side ? sideBySide(d, opts, p) : stacked(d, opts, p)));
+  return out.join('\n') + '\n';
+}

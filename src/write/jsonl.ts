@@ -1,0 +1,61 @@
+// JSONL output: one JSON object per line, to a file (atomically) or to stdout (EPIPE tolerated).
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { once } from 'node:events';
+import { commitTemp, removeTemp, tempPathFor, trackTemp } from './atomic.js';
+import type { RowSink } from './sink.js';
+
+/** Set when a stdout consumer went away (e.g. `| head`): the run stops quietly. */
+export class BrokenPipe extends Error {}
+
+export class JsonlSink<R = unknown> implements RowSink<R> {
+  private readonly out: NodeJS.WritableStream;
+  private readonly tmp: string | null;
+  private broken = false;
+  private failure: Error | null = null;
+  bytes = 0;
+
+  constructor(private readonly path: string) {
+    if (path === '-') {
+      this.tmp = null;
+      this.out = process.stdout;
+    } else {
+      this.tmp = tempPathFor(path);
+      trackTemp(this.tmp);
+      this.out = createWriteStream(this.tmp);
+    }
+    this.out.on('error', (e: NodeJS.ErrnoException) => {
+      if (e.code === 'EPIPE') this.broken = true;
+      else this.failure = e;
+    });
+  }
+
+  async write(row: R): Promise<void> {
+    if (this.broken) throw new BrokenPipe();
+    if (this.failure) throw this.failure;
+    const line = JSON.stringify(row) + '\n';
+    this.bytes += Buffer.byteLength(line);
+    if (!this.out.write(line)) {
+      await Promise.race([once(this.out, 'drain'), once(this.out, 'close')]);
+      if (this.broken) throw new BrokenPipe();
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.tmp === null) {
+      if (this.broken) return;
+      await new Promise<void>((res) => (this.out as NodeJS.WritableStream).write('', () => res()));
+      return;
+    }
+    const ws = this.out as WriteStream;
+    ws.end();
+    await once(ws, 'close');
+    if (this.failure) throw this.failure;
+    commitTemp(this.tmp, this.path);
+  }
+
+  abort(): void {
+    if (this.tmp === null) return;
+    (this.out as WriteStream).destroy();
+    removeTemp(this.tmp);
+  }
+}

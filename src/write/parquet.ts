@@ -1,0 +1,124 @@
+// Parquet output through apache-arrow (build record batches) and parquet-wasm (encode), streamed:
+// rows are buffered into batches, each batch crosses into wasm as Arrow IPC and is encoded by
+// `transformParquetStream`, whose byte chunks go straight to the temporary file.
+import { createWriteStream } from 'node:fs';
+import { once } from 'node:events';
+import {
+  Field,
+  Float64,
+  Int64,
+  List,
+  Struct,
+  Utf8,
+  makeTable,
+  tableToIPC,
+  vectorFromArray,
+  type DataType,
+} from 'apache-arrow';
+import { Compression, Table as WasmTable, WriterPropertiesBuilder, transformParquetStream } from 'parquet-wasm';
+import { commitTemp, removeTemp, tempPathFor, trackTemp } from './atomic.js';
+import type { RowSink } from './sink.js';
+
+/** A column: its Arrow type and how to get its value from a row. */
+export interface ColumnSpec<R> {
+  name: string;
+  type: DataType;
+  value: (row: R) => unknown;
+}
+
+export const MESSAGE_STRUCT = new Struct([
+  new Field('role', new Utf8(), true),
+  new Field('content', new Utf8(), true),
+  new Field('name', new Utf8(), true),
+  new Field('tool_call_id', new Utf8(), true),
+  new Field('tool_calls', new Utf8(), true),
+]);
+export const MESSAGE_LIST = new List(new Field('item', MESSAGE_STRUCT, true));
+export const STRING = new Utf8();
+export const INT64 = new Int64();
+export const DOUBLE = new Float64();
+
+/** A message with all five fields (absent ones null), as the parquet struct wants it. */
+export function fullMessage(m: { role: string; content: string | null; name?: string | null; tool_call_id?: string | null; tool_calls?: string | null }) {
+  return { role: m.role, content: m.content, name: m.name ?? null, tool_call_id: m.tool_call_id ?? null, tool_calls: m.tool_calls ?? null };
+}
+
+const BATCH_ROWS = 256;
+const BATCH_BYTES = 32 << 20;
+
+export class ParquetSink<R> implements RowSink<R> {
+  private readonly tmp: string;
+  private batch: R[] = [];
+  private batchBytes = 0;
+  private controller!: ReadableStreamDefaultController<unknown>;
+  private readonly done: Promise<void>;
+  bytes = 0;
+
+  constructor(
+    private readonly path: string,
+    private readonly columns: ColumnSpec<R>[],
+    private readonly sizeOf: (row: R) => number = () => 1024,
+  ) {
+    const tmp = tempPathFor(path);
+    this.tmp = tmp;
+    trackTemp(tmp);
+    const batches = new ReadableStream<unknown>({ start: (c) => void (this.controller = c) });
+    const props = new WriterPropertiesBuilder().setCompression(Compression.ZSTD).setMaxRowGroupSize(4096).build();
+    this.done = (async () => {
+      const bytes = (await transformParquetStream(batches as never, props)) as unknown as AsyncIterable<Uint8Array>;
+      const out = createWriteStream(tmp);
+      for await (const chunk of bytes) {
+        this.bytes += chunk.byteLength;
+        if (!out.write(chunk)) await once(out, 'drain');
+      }
+      out.end();
+      await once(out, 'close');
+    })();
+    this.done.catch(() => {});
+  }
+
+  async write(row: R): Promise<void> {
+    this.batch.push(row);
+    this.batchBytes += this.sizeOf(row);
+    if (this.batch.length >= BATCH_ROWS || this.batchBytes >= BATCH_BYTES) this.flush();
+  }
+
+  private flush(): void {
+    if (this.batch.length === 0) return;
+    const rows = this.batch;
+    this.batch = [];
+    this.batchBytes = 0;
+    this.controller.enqueue(encodeBatch(rows, this.columns));
+  }
+
+  async close(): Promise<void> {
+    // An empty output still gets a valid file with the full schema.
+    if (this.batch.length > 0 || this.bytes === 0) this.controller.enqueue(encodeBatch(this.batch, this.columns));
+    this.batch = [];
+    this.controller.close();
+    await this.done;
+    commitTemp(this.tmp, this.path);
+  }
+
+  abort(): void {
+    try {
+      this.controller.error(new Error('aborted'));
+    } catch {
+      /* already closed */
+    }
+    removeTemp(this.tmp);
+  }
+}
+
+function encodeBatch<R>(rows: R[], columns: ColumnSpec<R>[]): unknown {
+  const vectors: Record<string, unknown> = {};
+  for (const c of columns) {
+    let values = rows.map(c.value);
+    if (c.type instanceof Int64) values = values.map((v) => (v == null ? null : BigInt(v as number)));
+    vectors[c.name] = vectorFromArray(values as never[], c.type as never);
+  }
+  const table = makeTable(vectors as never);
+  const wasm = WasmTable.fromIPCStream(tableToIPC(table as never, 'stream'));
+  // One Arrow table from our batch holds exactly one record batch.
+  return wasm.recordBatch(0);
+}
