@@ -2,6 +2,7 @@
 // a UserError prints one line; anything else is a bug and prints its stack (exit 1).
 import { Command, CommanderError } from 'commander';
 import { ExitCode, UserError } from './errors.js';
+import { registerMerge } from './commands/merge.js';
 import { registerMine } from './commands/mine.js';
 import { VERSION } from './version.js';
 import { removeAllTemp } from './write/atomic.js';
@@ -13,6 +14,7 @@ export function buildProgram(): Command {
     .showHelpAfterError('(add --help for usage)')
     .exitOverride();
   registerMine(program);
+  registerMerge(program);
   return program;
 }
 

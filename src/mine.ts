@@ -13,6 +13,7 @@ import { dedupeKey, makeRow } from './emit.js';
 import { HASH_BYTES } from './encode.js';
 import { ExitCode, UserError } from './errors.js';
 import type { MiningOptions } from './options.js';
+import { partitionOf, type Partition } from './partition.js';
 import { silentProgress, type ProgressSink } from './progress.js';
 import type { InputFile } from './read/inputs.js';
 import { Pool } from './read/pool.js';
@@ -37,8 +38,9 @@ export interface MineRequest {
   workers: number;
   /** Read the `tools` column of extracted trajectories (for shapes that carry tool definitions). */
   withTools?: boolean;
+  /** Only instances of this partition (see partition.ts); every other rule unchanged. */
+  partition?: Partition | null;
   progress?: ProgressSink;
-  warn?: (message: string) => void;
 }
 
 /** What the walk hands to the writer: the row plus what other shapes may need. */
@@ -49,6 +51,8 @@ export interface MinedPair {
 
 export interface MineSummary {
   counters: Counters;
+  /** Rows refused in the index pass (row level, the same in every partition); the rest of bad_rows are extracted trajectories. */
+  badRowsIndexPass: number;
   warnings: string[];
 }
 
@@ -186,7 +190,9 @@ export async function minePairs(req: MineRequest, sink: (pair: MinedPair) => Pro
       }
     }
     progress.done();
-    const { instances, counters } = indexer.finish();
+    const part = req.partition;
+    const { instances, counters } = indexer.finish(part ? (id) => partitionOf(id, part.count) === part.index : undefined);
+    const badRowsIndexPass = counters.bad_rows;
     if (instances.length === 0) warnings.push(noEligibleReason(counters));
 
     // 3. decode only what was extracted, grouped by (input, row group), rows ascending
@@ -251,7 +257,7 @@ export async function minePairs(req: MineRequest, sink: (pair: MinedPair) => Pro
       }
     }
     assertIdentity(counters);
-    return { counters, warnings };
+    return { counters, badRowsIndexPass, warnings };
   } finally {
     await pool.close();
     reader.close();

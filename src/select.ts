@@ -88,11 +88,13 @@ export class Indexer<L> {
     (label === 'resolved' ? g.resolved : g.failed).push(sel);
   }
 
-  finish(): Selection<L> {
+  /** Group, check eligibility and sample. `keep` restricts the run to some instances (partitions). */
+  finish(keep: (instanceId: string) => boolean = () => true): Selection<L> {
     const c = this.counters;
-    c.instances = this.groups.size;
     const instances: SelectedInstance<L>[] = [];
     for (const instanceId of [...this.groups.keys()].sort(compareStrings)) {
+      if (!keep(instanceId)) continue;
+      c.instances++;
       const g = this.groups.get(instanceId)!;
       if (g.resolved.length === 0 || g.failed.length === 0) continue;
       c.eligible_instances++;

@@ -7,6 +7,7 @@ import { ExitCode, UserError } from '../errors.js';
 import { minePairs } from '../mine.js';
 import { CONTRACT_VERSION, DEFAULT_OPTIONS, type MiningOptions } from '../options.js';
 import { openPublishedSink, outputFormat } from '../output.js';
+import { fingerprintInputs, parsePartition, type Partition } from '../partition.js';
 import { StderrProgress, silentProgress } from '../progress.js';
 import { resolveInputs, type InputFile } from '../read/inputs.js';
 import { VERSION } from '../version.js';
@@ -50,14 +51,25 @@ export interface MineCliOptions {
   quiet: boolean;
   workers: number;
   force: boolean;
+  partition?: Partition;
 }
 
-export function statsDocument(counters: Counters, options: MiningOptions, inputs: InputFile[], extra: Record<string, unknown> = {}) {
+/** The stats file: counters plus everything `merge` checks before combining partitions. */
+export function statsDocument(
+  counters: Counters,
+  options: MiningOptions,
+  inputs: InputFile[],
+  run: { partition: Partition | null; badRowsIndexPass: number; fingerprint: string; shape?: string },
+) {
   return {
     tool: 'divergence-mine',
     tool_version: VERSION,
     contract_version: CONTRACT_VERSION,
     counters,
+    partition: run.partition,
+    row_level: { bad_rows_index_pass: run.badRowsIndexPass },
+    input_fingerprint: run.fingerprint,
+    shape: run.shape ?? 'published',
     options: {
       max_per_side: options.maxPerSide,
       max_pairs_per_instance: options.maxPairsPerInstance,
@@ -67,7 +79,6 @@ export function statsDocument(counters: Counters, options: MiningOptions, inputs
       skip_bad_rows: options.skipBadRows,
     },
     inputs: inputs.map((f) => ({ path: f.path, kind: f.kind, bytes: f.bytes })),
-    ...extra,
   };
 }
 
@@ -102,6 +113,7 @@ export function registerMine(program: Command): void {
     .option('-q, --quiet', 'no progress and no counters table on stderr', false)
     .addOption(new Option('--workers <n>', 'decode threads (output is identical for any number)').argParser(intArg(1)).default(availableParallelism(), 'number of cores'))
     .option('-f, --force', 'overwrite existing output and stats files', false)
+    .option('--partition <i/N>', 'only instances with uint64(SHA-256(instance_id)[0..8]) mod N = i; combine parts with `merge`', parsePartition)
     .addHelpText(
       'after',
       `
@@ -140,7 +152,7 @@ export async function runMine(positional: string[], o: MineCliOptions): Promise<
   const sink = openPublishedSink(o.out);
   let summary;
   try {
-    summary = await minePairs({ inputs, options, workers: o.workers, progress }, (p) => sink.write(p.row));
+    summary = await minePairs({ inputs, options, workers: o.workers, progress, partition: o.partition ?? null }, (p) => sink.write(p.row));
     await sink.close();
   } catch (e) {
     sink.abort();
@@ -148,6 +160,9 @@ export async function runMine(positional: string[], o: MineCliOptions): Promise<
     throw e;
   }
   for (const w of summary.warnings) process.stderr.write(`divergence-mine: warning: ${w}\n`);
-  if (o.stats) writeJsonAtomic(o.stats, statsDocument(summary.counters, options, inputs));
+  if (o.stats) {
+    const run = { partition: o.partition ?? null, badRowsIndexPass: summary.badRowsIndexPass, fingerprint: fingerprintInputs(inputs) };
+    writeJsonAtomic(o.stats, statsDocument(summary.counters, options, inputs, run));
+  }
   if (!o.quiet) process.stderr.write(formatCounters(summary.counters));
 }

@@ -30,9 +30,14 @@ export class JsonlSink<R = unknown> implements RowSink<R> {
   }
 
   async write(row: R): Promise<void> {
+    return this.writeLine(JSON.stringify(row));
+  }
+
+  /** Write one already-serialised row (merge copies lines byte for byte). */
+  async writeLine(json: string): Promise<void> {
     if (this.broken) throw new BrokenPipe();
     if (this.failure) throw this.failure;
-    const line = JSON.stringify(row) + '\n';
+    const line = json + '\n';
     this.bytes += Buffer.byteLength(line);
     if (!this.out.write(line)) {
       await Promise.race([once(this.out, 'drain'), once(this.out, 'close')]);

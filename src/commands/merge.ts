@@ -1,0 +1,230 @@
+// `divergence-mine merge`: combine the outputs and stats of `mine --partition i/N` runs into exactly
+// what a single run would have written. Partitions hold disjoint instances and each part is sorted by
+// instance_id, so a k-way merge by instance restores the single run's order.
+import { readFileSync } from 'node:fs';
+import { createReadStream } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { Command } from 'commander';
+import { COUNTER_NAMES, assertIdentity, emptyCounters, formatCounters, type Counters } from '../counters.js';
+import { ExitCode, UserError } from '../errors.js';
+import { openPublishedSink, outputFormat } from '../output.js';
+import { ROW_LEVEL_COUNTERS, partitionOf } from '../partition.js';
+import { pairsFormat, readPairs } from '../read/pairs.js';
+import { compareStrings } from '../sample.js';
+import type { PairRow } from '../types.js';
+import { checkOutputPath } from '../write/atomic.js';
+import { JsonlSink } from '../write/jsonl.js';
+import type { RowSink } from '../write/sink.js';
+import { statsDocument, writeJsonAtomic } from './mine.js';
+
+interface PartStats {
+  path: string;
+  doc: ReturnType<typeof statsDocument>;
+}
+
+function collect(v: string, prev: string[] = []): string[] {
+  return [...prev, v];
+}
+
+function readStats(path: string): PartStats {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') throw new UserError(`${path}: no such file`, ExitCode.missingInput);
+    throw new UserError(`${path}: not a stats JSON file (${(e as Error).message})`, ExitCode.corrupt);
+  }
+  const d = doc as ReturnType<typeof statsDocument>;
+  if (d?.tool !== 'divergence-mine' || typeof d.counters !== 'object' || !d.options) {
+    throw new UserError(`${path}: not a divergence-mine stats file`, ExitCode.schema);
+  }
+  if (!d.partition) throw new UserError(`${path}: stats of a run without --partition; nothing to merge`, ExitCode.usage);
+  return { path, doc: d };
+}
+
+/** Refuse partitions that do not come from one input, one contract, one set of options. */
+export function checkCompatible(parts: PartStats[]): number {
+  const first = parts[0]!;
+  const same = (what: string, get: (d: PartStats['doc']) => unknown) => {
+    const want = JSON.stringify(get(first.doc));
+    for (const p of parts) {
+      if (JSON.stringify(get(p.doc)) !== want) {
+        throw new UserError(`${p.path}: ${what} differs from ${first.path} (${JSON.stringify(get(p.doc))} vs ${want}); refusing to merge`, ExitCode.usage);
+      }
+    }
+  };
+  same('contract version', (d) => d.contract_version);
+  same('input fingerprint', (d) => d.input_fingerprint);
+  same('options', (d) => d.options);
+  same('shape', (d) => d.shape);
+  same('partition count', (d) => d.partition!.count);
+  for (const n of ROW_LEVEL_COUNTERS) same(`row-level counter ${n}`, (d) => d.counters[n]);
+  same('index-pass bad_rows', (d) => d.row_level.bad_rows_index_pass);
+  const count = first.doc.partition!.count;
+  const seen = new Map<number, string>();
+  for (const p of parts) {
+    const i = p.doc.partition!.index;
+    if (seen.has(i)) throw new UserError(`${p.path}: partition ${i}/${count} given twice (also ${seen.get(i)})`, ExitCode.usage);
+    seen.set(i, p.path);
+  }
+  const missing = [...Array(count).keys()].filter((i) => !seen.has(i));
+  if (missing.length) throw new UserError(`missing stats of partition${missing.length > 1 ? 's' : ''} ${missing.map((i) => `${i}/${count}`).join(', ')}`, ExitCode.usage);
+  return count;
+}
+
+export function mergeCounters(parts: PartStats[]): Counters {
+  const c = emptyCounters();
+  const first = parts[0]!.doc;
+  for (const n of COUNTER_NAMES) {
+    if ((ROW_LEVEL_COUNTERS as readonly string[]).includes(n)) c[n] = first.counters[n];
+    else for (const p of parts) c[n] += p.doc.counters[n];
+  }
+  // bad_rows: the index pass is counted by every partition, extracted trajectories by their own.
+  c.bad_rows -= (parts.length - 1) * first.row_level.bad_rows_index_pass;
+  assertIdentity(c);
+  return c;
+}
+
+/** One part, instance by instance: every item is one row (JSONL: its raw line; parquet: a PairRow). */
+interface PartCursor {
+  path: string;
+  next(): Promise<{ instance: string; item: string | PairRow } | null>;
+  partition: number | null;
+}
+
+function jsonlCursor(path: string): PartCursor {
+  const rl = createInterface({ input: createReadStream(path), crlfDelay: Infinity });
+  const it = rl[Symbol.asyncIterator]();
+  let line = 0;
+  return {
+    path,
+    partition: null,
+    async next() {
+      for (;;) {
+        const r = await it.next();
+        if (r.done) return null;
+        line++;
+        if (r.value.trim() === '') continue;
+        let id: unknown;
+        try {
+          id = (JSON.parse(r.value) as { instance_id?: unknown }).instance_id;
+        } catch (e) {
+          throw new UserError(`${path}:${line}: invalid JSON (${(e as Error).message})`, ExitCode.corrupt);
+        }
+        if (typeof id !== 'string') throw new UserError(`${path}:${line}: row has no instance_id`, ExitCode.schema);
+        return { instance: id, item: r.value };
+      }
+    },
+  };
+}
+
+function parquetCursor(path: string): PartCursor {
+  const it = readPairs(path);
+  return {
+    path,
+    partition: null,
+    async next() {
+      const r = await it.next();
+      return r.done ? null : { instance: r.value.pair.instance_id, item: r.value.pair };
+    },
+  };
+}
+
+export async function mergeParts(partPaths: string[], count: number, sink: RowSink<unknown>, rawSink: ((line: string) => Promise<void>) | null): Promise<number> {
+  const cursors = partPaths.map((p) => (pairsFormat(p) === 'parquet' ? parquetCursor(p) : jsonlCursor(p)));
+  const heads = await Promise.all(cursors.map((c) => c.next()));
+  let rows = 0;
+  let last: string | null = null;
+  for (;;) {
+    let best = -1;
+    for (let k = 0; k < heads.length; k++) {
+      const h = heads[k];
+      if (h && (best < 0 || compareStrings(h.instance, heads[best]!.instance) < 0)) best = k;
+    }
+    if (best < 0) break;
+    const cur = cursors[best]!;
+    const instance = heads[best]!.instance;
+    if (last !== null && compareStrings(instance, last) <= 0) {
+      throw new UserError(`${cur.path}: instance ${instance} is out of order or appears in two parts; not a mine --partition output`, ExitCode.corrupt);
+    }
+    const p = partitionOf(instance, count);
+    if (cur.partition === null) cur.partition = p;
+    else if (cur.partition !== p) throw new UserError(`${cur.path}: holds instances of partitions ${cur.partition} and ${p}; not one partition's output`, ExitCode.corrupt);
+    while (heads[best] && heads[best]!.instance === instance) {
+      const item = heads[best]!.item;
+      if (typeof item === 'string' && rawSink) await rawSink(item);
+      else await sink.write(typeof item === 'string' ? JSON.parse(item) : item);
+      rows++;
+      heads[best] = await cur.next();
+    }
+    last = instance;
+  }
+  const owners = new Map<number, string>();
+  for (const c of cursors) {
+    if (c.partition === null) continue;
+    if (owners.has(c.partition)) throw new UserError(`${c.path}: partition ${c.partition} given twice (also ${owners.get(c.partition)})`, ExitCode.usage);
+    owners.set(c.partition, c.path);
+  }
+  return rows;
+}
+
+interface MergeOptions {
+  stats: string[];
+  out: string;
+  statsOut?: string;
+  force: boolean;
+  quiet: boolean;
+}
+
+export function registerMerge(program: Command): void {
+  program
+    .command('merge')
+    .summary('combine `mine --partition i/N` outputs into the single-run result')
+    .description(
+      'Combine partition outputs and their stats into output byte-identical to one unpartitioned run, with\n' +
+        'identical counters. Refuses parts from different inputs, seeds, options, shapes or contract versions.',
+    )
+    .argument('<parts...>', 'partition outputs (.jsonl or .parquet), in any order')
+    .requiredOption('--stats <file>', 'stats JSON of each partition (repeatable, or a shell glob expanded to several)', collect)
+    .requiredOption('-o, --out <path>', 'merged output: *.jsonl, *.parquet, or - for JSONL on stdout')
+    .option('--stats-out <file>', 'write the merged stats JSON here')
+    .option('-f, --force', 'overwrite existing output files', false)
+    .option('-q, --quiet', 'no counters table on stderr', false)
+    .addHelpText(
+      'after',
+      `
+Example:
+  $ for i in 0 1 2; do divergence-mine mine --parquet t.parquet --partition $i/3 \\
+        --out part-$i.jsonl --stats part-$i.stats.json; done
+  $ divergence-mine merge part-*.jsonl --stats part-0.stats.json --stats part-1.stats.json \\
+        --stats part-2.stats.json --out pairs.jsonl --stats-out stats.json`,
+    )
+    .action(async (parts: string[], o: MergeOptions) => {
+      const stats = o.stats.map(readStats);
+      const count = checkCompatible(stats);
+      if (parts.length !== count) throw new UserError(`expected ${count} part files (one per partition), got ${parts.length}`, ExitCode.usage);
+      const counters = mergeCounters(stats);
+      outputFormat(o.out);
+      if (o.out !== '-') checkOutputPath(o.out, o.force);
+      if (o.statsOut) checkOutputPath(o.statsOut, o.force, 'stats');
+      const sink = openPublishedSink(o.out) as RowSink<unknown>;
+      const raw = sink instanceof JsonlSink ? (line: string) => sink.writeLine(line) : null;
+      let rows: number;
+      try {
+        rows = await mergeParts(parts, count, sink, raw);
+        if (rows !== counters.pairs_emitted) {
+          throw new UserError(`the parts hold ${rows} rows but their stats say ${counters.pairs_emitted}; a part file is missing, extra or from another run`, ExitCode.usage);
+        }
+        await sink.close();
+      } catch (e) {
+        sink.abort();
+        throw e;
+      }
+      if (o.statsOut) {
+        const first = stats[0]!.doc;
+        writeJsonAtomic(o.statsOut, { ...first, counters, partition: null, row_level: first.row_level, merged_from: stats.length });
+      }
+      if (!o.quiet) process.stderr.write(formatCounters(counters));
+    });
+}

@@ -1,0 +1,354 @@
+// Read a pairs file written by `mine` (JSONL, optionally gzipped, or parquet) back into PairRows,
+// streaming: JSONL line by line, parquet batch by batch (parquet-wasm -> Arrow IPC -> apache-arrow).
+import { closeSync, createReadStream, openAsBlob, openSync, readSync, statSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { createInterface } from 'node:readline';
+import { createGunzip } from 'node:zlib';
+import { Type, tableFromIPC, type Data } from 'apache-arrow';
+import { ParquetFile } from 'parquet-wasm';
+import { ExitCode, UserError } from '../errors.js';
+import type { EmittedMessage, PairRow } from '../types.js';
+import { makeGetter, type Getter } from './arrow-values.js';
+
+export type PairsFormat = 'jsonl' | 'parquet';
+
+export interface ReadPair {
+  /** 0-based row number in the file */
+  index: number;
+  pair: PairRow;
+  /** number of prompt messages in the file (pair.prompt may hold only the last `promptTail`) */
+  promptLength: number;
+}
+
+export interface ReadPairsOptions {
+  /** keep only the last N prompt messages of each row (the report needs no more); default all */
+  promptTail?: number;
+}
+
+const REQUIRED_COLUMNS = [
+  'prompt',
+  'chosen',
+  'rejected',
+  'instance_id',
+  'chosen_trajectory_id',
+  'rejected_trajectory_id',
+  'divergence_turn',
+  'divergence_msg_index',
+  'action_similarity',
+] as const;
+
+/** Check the path exists and is a file; pick the format by extension, else by the PAR1 magic. */
+export function pairsFormat(path: string): PairsFormat {
+  let st;
+  try {
+    st = statSync(path);
+  } catch {
+    throw new UserError(`${path}: no such file`, ExitCode.missingInput);
+  }
+  if (st.isDirectory()) throw new UserError(`${path}: is a folder; give a pairs file (.jsonl or .parquet)`, ExitCode.missingInput);
+  const lower = path.toLowerCase();
+  if (lower.endsWith('.parquet') || lower.endsWith('.pq')) return 'parquet';
+  if (/\.(jsonl|ndjson|json)(\.gz)?$/.test(lower)) return 'jsonl';
+  return readMagic(path, 0) === 'PAR1' ? 'parquet' : 'jsonl';
+}
+
+function readMagic(path: string, at: number): string {
+  const fd = openSync(path, 'r');
+  try {
+    const buf = Buffer.alloc(4);
+    const n = readSync(fd, buf, 0, 4, at);
+    return buf.toString('latin1', 0, n);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+// ---------------------------------------------------------------- validation
+
+function fail(where: string, what: string): never {
+  throw new UserError(`${where}: not a pairs row: ${what}`, ExitCode.schema);
+}
+
+function toMessage(v: unknown, where: string, field: string): EmittedMessage {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) fail(where, `${field} must be a message object`);
+  const m = v as Record<string, unknown>;
+  if (typeof m.role !== 'string') fail(where, `${field}.role must be a string`);
+  const out: EmittedMessage = { role: m.role, content: typeof m.content === 'string' ? m.content : m.content == null ? null : String(m.content) };
+  if ('tool_calls' in m) out.tool_calls = m.tool_calls == null ? null : typeof m.tool_calls === 'string' ? m.tool_calls : JSON.stringify(m.tool_calls);
+  if ('name' in m) out.name = typeof m.name === 'string' ? m.name : null;
+  if ('tool_call_id' in m) out.tool_call_id = typeof m.tool_call_id === 'string' ? m.tool_call_id : null;
+  return out;
+}
+
+function toNumber(v: unknown, where: string, field: string): number {
+  const n = typeof v === 'bigint' ? Number(v) : v;
+  if (typeof n !== 'number' || !Number.isFinite(n)) fail(where, `${field} must be a number`);
+  return n;
+}
+
+function toStr(v: unknown, where: string, field: string): string {
+  if (typeof v !== 'string') fail(where, `${field} must be a string`);
+  return v;
+}
+
+/** Validate a decoded row into a PairRow; `prompt` may already be cut to its tail by the caller. */
+function toPair(o: Record<string, unknown>, where: string, promptTail: number | undefined): { pair: PairRow; promptLength: number } {
+  let full: unknown[];
+  let skipped = 0;
+  if (o.prompt instanceof PromptTail) {
+    full = o.prompt.messages;
+    skipped = o.prompt.length - full.length;
+  } else if (Array.isArray(o.prompt)) full = o.prompt;
+  else fail(where, 'prompt must be a list of messages');
+  const start = promptTail === undefined ? 0 : Math.max(0, full.length - promptTail);
+  const prompt: EmittedMessage[] = [];
+  for (let i = start; i < full.length; i++) prompt.push(toMessage(full[i], where, `prompt[${skipped + i}]`));
+  const pair: PairRow = {
+    prompt,
+    chosen: toMessage(o.chosen, where, 'chosen'),
+    rejected: toMessage(o.rejected, where, 'rejected'),
+    instance_id: toStr(o.instance_id, where, 'instance_id'),
+    repo: o.repo == null ? null : toStr(o.repo, where, 'repo'),
+    chosen_trajectory_id: toStr(o.chosen_trajectory_id, where, 'chosen_trajectory_id'),
+    rejected_trajectory_id: toStr(o.rejected_trajectory_id, where, 'rejected_trajectory_id'),
+    divergence_turn: toNumber(o.divergence_turn, where, 'divergence_turn'),
+    divergence_msg_index: toNumber(o.divergence_msg_index, where, 'divergence_msg_index'),
+    action_similarity: toNumber(o.action_similarity, where, 'action_similarity'),
+  };
+  return { pair, promptLength: skipped + full.length };
+}
+
+// ---------------------------------------------------------------- JSONL
+
+async function* jsonlLines(path: string): AsyncGenerator<[lineNo: number, text: string]> {
+  const input = createReadStream(path);
+  const stream = path.toLowerCase().endsWith('.gz') ? input.pipe(createGunzip()) : input;
+  const failed = new Promise<never>((_, reject) => {
+    const onError = (e: Error) => reject(new UserError(`${path}: cannot read: ${e.message}`, ExitCode.corrupt));
+    input.on('error', onError);
+    stream.on('error', onError);
+  });
+  failed.catch(() => {});
+  const rl = createInterface({ input: stream, crlfDelay: Infinity });
+  const it = rl[Symbol.asyncIterator]();
+  let n = 0;
+  try {
+    for (;;) {
+      const r = await Promise.race([it.next(), failed]);
+      if (r.done) break;
+      n++;
+      if (r.value.trim() !== '') yield [n, r.value];
+    }
+  } finally {
+    rl.close();
+    input.destroy();
+  }
+}
+
+function parseJsonLine(path: string, line: number, text: string): Record<string, unknown> {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch (e) {
+    throw new UserError(`${path}:${line}: invalid JSON (${(e as Error).message})`, ExitCode.corrupt);
+  }
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new UserError(`${path}:${line}: a line must be a JSON object`, ExitCode.corrupt);
+  return v as Record<string, unknown>;
+}
+
+// ---------------------------------------------------------------- parquet
+
+interface ParquetHandle {
+  file: ParquetFile;
+  numRows: number;
+  columns: string[];
+}
+
+async function openParquet(path: string): Promise<ParquetHandle> {
+  const size = statSync(path).size;
+  if (readMagic(path, 0) !== 'PAR1') throw new UserError(`${path}: not a parquet file (no PAR1 magic at the start)`, ExitCode.notParquet);
+  if (size < 12 || readMagic(path, size - 4) !== 'PAR1') throw new UserError(`${path}: truncated or corrupt parquet file (no PAR1 footer)`, ExitCode.corrupt);
+  let file: ParquetFile;
+  try {
+    file = await ParquetFile.fromFile(await openAsBlob(path));
+  } catch (e) {
+    throw new UserError(`${path}: cannot read parquet metadata: ${(e as Error)?.message ?? String(e)}`, ExitCode.corrupt);
+  }
+  const schema = tableFromIPC(file.schema().intoIPCStream()).schema;
+  const columns = schema.fields.map((f) => f.name);
+  const missing = REQUIRED_COLUMNS.filter((c) => !columns.includes(c));
+  if (missing.length) {
+    throw new UserError(
+      `${path}: not a pairs file: missing column${missing.length > 1 ? 's' : ''} ${missing.join(', ')} (found: ${columns.join(', ') || 'none'})`,
+      ExitCode.schema,
+    );
+  }
+  return { file, numRows: file.metadata().fileMetadata().numRows(), columns };
+}
+
+interface Batch {
+  get: Record<string, Getter>;
+  n: number;
+  /** file row number of the batch's first row */
+  first: number;
+}
+
+/** Stream record batches of `columns` as plain-value getters. */
+async function* scanParquet(
+  path: string,
+  h: ParquetHandle,
+  columns: string[],
+  opts: { offset?: number; limit?: number; batchSize?: number; promptTail?: number },
+): AsyncGenerator<Batch> {
+  let stream;
+  try {
+    stream = await h.file.stream({ columns, batchSize: opts.batchSize ?? 128, offset: opts.offset, limit: opts.limit });
+  } catch (e) {
+    throw new UserError(`${path}: cannot read parquet data: ${(e as Error)?.message ?? String(e)}`, ExitCode.corrupt);
+  }
+  let row = opts.offset ?? 0;
+  const reader = (stream as unknown as ReadableStream<{ intoIPCStream(): Uint8Array }>).getReader();
+  try {
+    for (;;) {
+      let r;
+      try {
+        r = await reader.read();
+      } catch (e) {
+        throw new UserError(`${path}: cannot read parquet data: ${(e as Error)?.message ?? String(e)}`, ExitCode.corrupt);
+      }
+      if (r.done) break;
+      const table = tableFromIPC(r.value.intoIPCStream());
+      for (const batch of table.batches) {
+        const get: Record<string, Getter> = {};
+        for (const name of columns) {
+          const idx = batch.schema.fields.findIndex((f) => f.name === name);
+          const data = batch.data.children[idx] as Data;
+          get[name] = idx < 0 ? () => null : name === 'prompt' ? promptGetter(data, opts.promptTail) : makeGetter(data);
+        }
+        yield { get, n: batch.numRows, first: row };
+        row += batch.numRows;
+      }
+    }
+  } finally {
+    await reader.cancel().catch(() => {});
+  }
+}
+
+/** The last messages of a parquet prompt list, decoded without touching the others. */
+class PromptTail {
+  constructor(
+    readonly messages: unknown[],
+    readonly length: number,
+  ) {}
+}
+
+function promptGetter(data: Data, tail: number | undefined): Getter {
+  const typeId = (data.type as { typeId: Type }).typeId;
+  if (tail === undefined || (typeId !== Type.List && typeId !== Type.LargeList)) return makeGetter(data);
+  const offsets = data.valueOffsets as Int32Array | BigInt64Array;
+  const child = makeGetter(data.children[0] as Data);
+  const bitmap = data.nullCount > 0 ? (data.nullBitmap as Uint8Array | undefined) : undefined;
+  return (i) => {
+    if (bitmap && bitmap.length > 0) {
+      const j = data.offset + i;
+      if ((((bitmap[j >> 3] as number) >> (j & 7)) & 1) === 0) return null;
+    }
+    const s = Number(offsets[i]);
+    const e = Number(offsets[i + 1]);
+    const from = Math.max(s, e - tail);
+    const out = new Array<unknown>(e - from);
+    for (let k = from; k < e; k++) out[k - from] = child(k);
+    return new PromptTail(out, e - s);
+  };
+}
+
+function pairColumns(h: ParquetHandle): string[] {
+  return [...REQUIRED_COLUMNS, ...(h.columns.includes('repo') ? ['repo'] : [])];
+}
+
+function rowFromGetters(get: Record<string, Getter>, i: number): Record<string, unknown> {
+  const o: Record<string, unknown> = {};
+  for (const [k, g] of Object.entries(get)) o[k] = g(i);
+  return o;
+}
+
+// ---------------------------------------------------------------- public API
+
+/** Every pair of the file, in file order. */
+export async function* readPairs(path: string, opts: ReadPairsOptions = {}): AsyncGenerator<ReadPair> {
+  const format = pairsFormat(path);
+  if (format === 'jsonl') {
+    let index = 0;
+    for await (const [line, text] of jsonlLines(path)) {
+      const { pair, promptLength } = toPair(parseJsonLine(path, line, text), `${path}:${line}`, opts.promptTail);
+      yield { index: index++, pair, promptLength };
+    }
+    return;
+  }
+  const h = await openParquet(path);
+  for await (const { get, n, first } of scanParquet(path, h, pairColumns(h), { batchSize: 64, promptTail: opts.promptTail })) {
+    for (let i = 0; i < n; i++) {
+      const { pair, promptLength } = toPair(rowFromGetters(get, i), `${path}: row ${first + i}`, opts.promptTail);
+      yield { index: first + i, pair, promptLength };
+    }
+  }
+}
+
+/** Number of pairs in the file (JSONL: non-blank lines; parquet: from the footer). */
+export async function countPairs(path: string): Promise<number> {
+  if (pairsFormat(path) === 'parquet') return (await openParquet(path)).numRows;
+  let n = 0;
+  for await (const _ of jsonlLines(path)) n++;
+  return n;
+}
+
+/** The pair at 0-based `index`, or null when the file has fewer rows. */
+export async function readPairAt(path: string, index: number, opts: ReadPairsOptions = {}): Promise<ReadPair | null> {
+  if (pairsFormat(path) === 'jsonl') {
+    let i = 0;
+    for await (const [line, text] of jsonlLines(path)) {
+      if (i++ !== index) continue;
+      const { pair, promptLength } = toPair(parseJsonLine(path, line, text), `${path}:${line}`, opts.promptTail);
+      return { index, pair, promptLength };
+    }
+    return null;
+  }
+  const h = await openParquet(path);
+  if (index >= h.numRows) return null;
+  for await (const { get, n, first } of scanParquet(path, h, pairColumns(h), { offset: index, limit: 1, batchSize: 1, promptTail: opts.promptTail })) {
+    if (n < 1) continue;
+    const { pair, promptLength } = toPair(rowFromGetters(get, 0), `${path}: row ${first}`, opts.promptTail);
+    return { index: first, pair, promptLength };
+  }
+  return null;
+}
+
+/** 0-based row numbers of the pairs of one instance, in file order. */
+export async function findInstanceRows(path: string, instanceId: string): Promise<number[]> {
+  const rows: number[] = [];
+  if (pairsFormat(path) === 'jsonl') {
+    // Only parse lines that can contain the id.
+    const needle = JSON.stringify(instanceId).slice(1, -1);
+    let i = 0;
+    for await (const [line, text] of jsonlLines(path)) {
+      const index = i++;
+      if (!text.includes(needle)) continue;
+      if (parseJsonLine(path, line, text).instance_id === instanceId) rows.push(index);
+    }
+    return rows;
+  }
+  const h = await openParquet(path);
+  for await (const { get, n, first } of scanParquet(path, h, ['instance_id'], { batchSize: 8192 })) {
+    const g = get.instance_id as Getter;
+    for (let i = 0; i < n; i++) if (g(i) === instanceId) rows.push(first + i);
+  }
+  return rows;
+}
+
+/** A row number in [0, count) chosen by `seed` alone: the same seed picks the same row of the same file, in either format. */
+export function seededIndex(seed: string, count: number): number {
+  if (count <= 0) return 0;
+  const h = createHash('sha256').update(`divergence-mine show:${seed}`).digest();
+  const u = h.readUIntBE(0, 6) / 2 ** 48;
+  return Math.floor(u * count);
+}
