@@ -11,7 +11,7 @@ import type { SpillWriter } from './spill.js';
 export const HASH_BYTES = 16;
 
 export function roleCode(role: string): number {
-  return role in ROLE_CODES && role !== 'other' ? ROLE_CODES[role as keyof typeof ROLE_CODES] : ROLE_CODES.other;
+  return Object.hasOwn(ROLE_CODES, role) && role !== 'other' ? ROLE_CODES[role as keyof typeof ROLE_CODES] : ROLE_CODES.other;
 }
 
 /** Truncated SHA-256: 128 bits make an accidental collision in one instance's walk negligible. */

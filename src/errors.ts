@@ -32,11 +32,13 @@ export class UserError extends Error {
 export interface ErrorPayload {
   message: string;
   exitCode: number | null;
+  /** Error class name (`RuntimeError` is a wasm trap). */
+  name?: string;
   stack?: string;
 }
 
 export function toPayload(err: unknown): ErrorPayload {
   if (err instanceof UserError) return { message: err.message, exitCode: err.exitCode };
-  if (err instanceof Error) return { message: err.message, exitCode: null, stack: err.stack };
+  if (err instanceof Error) return { message: err.message, exitCode: null, name: err.name, stack: err.stack };
   return { message: String(err), exitCode: null };
 }

@@ -73,8 +73,13 @@ export function mineRows(input: Iterable<InputRow>, options: Partial<MiningOptio
   const { instances, counters } = indexer.finish();
   const tally: NormaliseTally = { malformed_arguments: 0, unknown_roles: 0 };
   const load = (s: Selected<InputRow>): MemoryTrajectory | null => {
+    // A local tally: a trajectory skipped as bad contributes nothing to the counters (as in encode.ts).
+    const local: NormaliseTally = { malformed_arguments: 0, unknown_roles: 0 };
     try {
-      return new MemoryTrajectory(s.trajectoryId, normaliseTrajectory(s.loc.trajectory, tally), reasoning);
+      const t = new MemoryTrajectory(s.trajectoryId, normaliseTrajectory(s.loc.trajectory, local), reasoning);
+      tally.malformed_arguments += local.malformed_arguments;
+      tally.unknown_roles += local.unknown_roles;
+      return t;
     } catch (e) {
       if (!(e instanceof BadValue)) throw e;
       if (!opts.skipBadRows) throw new UserError(`${source}: trajectory ${s.trajectoryId}: ${e.message}`, ExitCode.badValue);

@@ -15,7 +15,9 @@ const KNOWN_ROLES = new Set(['system', 'user', 'assistant', 'tool']);
 /** norm(s): null -> "", CRLF -> LF, trailing spaces/tabs stripped per line, whole string trimmed. */
 export function norm(s: string | null | undefined): string {
   if (s == null) return '';
-  return s.replace(/\r\n/g, '\n').replace(/[ \t]+$/gm, '').trim();
+  // The lookbehind makes a run of blanks match only from its first blank: without it the regex is
+  // quadratic in long blank runs (pytest -v pads lines with ~900 spaces).
+  return s.replace(/\r\n/g, '\n').replace(/(?<![ \t])[ \t]+$/gm, '').trim();
 }
 
 function optString(v: unknown, field: string): string | null {

@@ -150,11 +150,12 @@ async function* readParquet(path: string): AsyncGenerator<SourcedRow> {
   } catch (e) {
     throw new UserError(`${path}: not a readable parquet file (${(e as Error).message})`, ExitCode.notParquet);
   }
+  // Record batches do not carry the file's key-value metadata: read the Json paths from the file schema.
+  const paths = jsonPaths(tableFromIPC(file.schema().intoIPCStream()).schema);
   const stream = await file.stream({ batchSize: 256 });
   let n = 0;
   for await (const wasmBatch of stream as unknown as AsyncIterable<{ intoIPCStream(): Uint8Array }>) {
     const table = tableFromIPC(wasmBatch.intoIPCStream());
-    const paths = jsonPaths(table.schema);
     for (const batch of table.batches) {
       const names = batch.schema.fields.map((f) => f.name);
       const getters = batch.data.children.map((c) => makeGetter(c as Data));

@@ -69,14 +69,20 @@ function fail(where: string, what: string): never {
   throw new UserError(`${where}: not a pairs row: ${what}`, ExitCode.schema);
 }
 
-function toMessage(v: unknown, where: string, field: string): EmittedMessage {
+/**
+ * A message as the file has it. Parquet structs carry all five fields (absent ones null); with
+ * `roleFields` only the role's own fields are kept (contract section 2), as JSONL writes them.
+ */
+function toMessage(v: unknown, where: string, field: string, roleFields = false): EmittedMessage {
   if (v === null || typeof v !== 'object' || Array.isArray(v)) fail(where, `${field} must be a message object`);
   const m = v as Record<string, unknown>;
   if (typeof m.role !== 'string') fail(where, `${field}.role must be a string`);
   const out: EmittedMessage = { role: m.role, content: typeof m.content === 'string' ? m.content : m.content == null ? null : String(m.content) };
-  if ('tool_calls' in m) out.tool_calls = m.tool_calls == null ? null : typeof m.tool_calls === 'string' ? m.tool_calls : JSON.stringify(m.tool_calls);
-  if ('name' in m) out.name = typeof m.name === 'string' ? m.name : null;
-  if ('tool_call_id' in m) out.tool_call_id = typeof m.tool_call_id === 'string' ? m.tool_call_id : null;
+  const keep = (f: 'tool_calls' | 'name' | 'tool_call_id') =>
+    f in m && (!roleFields || (f === 'tool_calls' ? m.role === 'assistant' : m.role === 'tool'));
+  if (keep('tool_calls')) out.tool_calls = m.tool_calls == null ? null : typeof m.tool_calls === 'string' ? m.tool_calls : JSON.stringify(m.tool_calls);
+  if (keep('name')) out.name = typeof m.name === 'string' ? m.name : null;
+  if (keep('tool_call_id')) out.tool_call_id = typeof m.tool_call_id === 'string' ? m.tool_call_id : null;
   return out;
 }
 
@@ -92,7 +98,7 @@ function toStr(v: unknown, where: string, field: string): string {
 }
 
 /** Validate a decoded row into a PairRow; `prompt` may already be cut to its tail by the caller. */
-function toPair(o: Record<string, unknown>, where: string, promptTail: number | undefined): { pair: PairRow; promptLength: number } {
+function toPair(o: Record<string, unknown>, where: string, promptTail: number | undefined, roleFields = false): { pair: PairRow; promptLength: number } {
   let full: unknown[];
   let skipped = 0;
   if (o.prompt instanceof PromptTail) {
@@ -102,11 +108,11 @@ function toPair(o: Record<string, unknown>, where: string, promptTail: number | 
   else fail(where, 'prompt must be a list of messages');
   const start = promptTail === undefined ? 0 : Math.max(0, full.length - promptTail);
   const prompt: EmittedMessage[] = [];
-  for (let i = start; i < full.length; i++) prompt.push(toMessage(full[i], where, `prompt[${skipped + i}]`));
+  for (let i = start; i < full.length; i++) prompt.push(toMessage(full[i], where, `prompt[${skipped + i}]`, roleFields));
   const pair: PairRow = {
     prompt,
-    chosen: toMessage(o.chosen, where, 'chosen'),
-    rejected: toMessage(o.rejected, where, 'rejected'),
+    chosen: toMessage(o.chosen, where, 'chosen', roleFields),
+    rejected: toMessage(o.rejected, where, 'rejected', roleFields),
     instance_id: toStr(o.instance_id, where, 'instance_id'),
     repo: o.repo == null ? null : toStr(o.repo, where, 'repo'),
     chosen_trajectory_id: toStr(o.chosen_trajectory_id, where, 'chosen_trajectory_id'),
@@ -288,7 +294,7 @@ export async function* readPairs(path: string, opts: ReadPairsOptions = {}): Asy
   const h = await openParquet(path);
   for await (const { get, n, first } of scanParquet(path, h, pairColumns(h), { batchSize: 64, promptTail: opts.promptTail })) {
     for (let i = 0; i < n; i++) {
-      const { pair, promptLength } = toPair(rowFromGetters(get, i), `${path}: row ${first + i}`, opts.promptTail);
+      const { pair, promptLength } = toPair(rowFromGetters(get, i), `${path}: row ${first + i}`, opts.promptTail, true);
       yield { index: first + i, pair, promptLength };
     }
   }
@@ -317,7 +323,7 @@ export async function readPairAt(path: string, index: number, opts: ReadPairsOpt
   if (index >= h.numRows) return null;
   for await (const { get, n, first } of scanParquet(path, h, pairColumns(h), { offset: index, limit: 1, batchSize: 1, promptTail: opts.promptTail })) {
     if (n < 1) continue;
-    const { pair, promptLength } = toPair(rowFromGetters(get, 0), `${path}: row ${first}`, opts.promptTail);
+    const { pair, promptLength } = toPair(rowFromGetters(get, 0), `${path}: row ${first}`, opts.promptTail, true);
     return { index: first, pair, promptLength };
   }
   return null;

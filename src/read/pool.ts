@@ -12,9 +12,24 @@ interface Pending {
   reject: (e: unknown) => void;
 }
 
+/** The file and the part of it a task reads, for error messages. */
 function describe(task: Task): string {
-  if ('rowGroup' in task) return `${task.path} (row group ${task.rowGroup})`;
-  return task.path;
+  switch (task.kind) {
+    case 'meta':
+      return `${task.path} (footer metadata)`;
+    case 'index':
+      return `${task.path} (row group ${task.rowGroup}, columns trajectory_id, instance_id, resolved${task.hasRepo ? ', repo' : ''})`;
+    case 'decode':
+      return `${task.path} (row group ${task.rowGroup}, column trajectory${task.withTools ? ', tools' : ''})`;
+    default:
+      return task.path;
+  }
+}
+
+/** A decoder failure in words: a wasm trap (RuntimeError) means the decoder gave up on bad bytes. */
+function explain(err: { name?: string; message: string }): string {
+  if (err.name === 'RuntimeError') return `corrupt or unsupported data (the parquet decoder stopped: ${err.message})`;
+  return err.message;
 }
 
 export class Pool {
@@ -23,6 +38,8 @@ export class Pool {
   private readonly queue: Pending[] = [];
   private nextId = 0;
   private closed = false;
+  /** Set when the last worker died: later tasks fail with it instead of waiting forever. */
+  private dead: UserError | null = null;
 
   constructor(size: number, spillDir: string) {
     const url = new URL('./worker.js', import.meta.url);
@@ -47,6 +64,7 @@ export class Pool {
 
   run<T>(task: Task): Promise<T> {
     if (this.closed) return Promise.reject(new Error('pool is closed'));
+    if (this.dead) return Promise.reject(this.dead);
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ id: this.nextId++, task, resolve: resolve as (v: unknown) => void, reject });
       this.pump();
@@ -69,7 +87,7 @@ export class Pool {
     this.busy.delete(w);
     if (reply.ok) p.resolve(reply.result);
     else if (reply.error.exitCode !== null) p.reject(new UserError(reply.error.message, reply.error.exitCode));
-    else p.reject(new UserError(`${describe(p.task)}: cannot decode: ${reply.error.message}`, ExitCode.corrupt));
+    else p.reject(new UserError(`${describe(p.task)}: cannot decode: ${explain(reply.error)}`, ExitCode.corrupt));
     this.pump();
   }
 
@@ -78,11 +96,13 @@ export class Pool {
     this.busy.delete(w);
     const idx = this.workers.indexOf(w);
     if (idx >= 0) this.workers.splice(idx, 1);
-    const error = new UserError(`${p ? describe(p.task) : 'decoder'}: cannot decode: ${err.message}`, ExitCode.corrupt);
+    const error = new UserError(`${p ? describe(p.task) : 'decoder'}: cannot decode: ${explain(err)}`, ExitCode.corrupt);
     p?.reject(error);
     // Without a live worker, nothing queued can run: fail it all with the same cause.
-    if (this.workers.length === 0) for (const q of this.queue.splice(0)) q.reject(error);
-    else this.pump();
+    if (this.workers.length === 0) {
+      this.dead ??= error;
+      for (const q of this.queue.splice(0)) q.reject(error);
+    } else this.pump();
   }
 
   async close(): Promise<void> {

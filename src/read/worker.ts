@@ -140,10 +140,21 @@ function parseLine(path: string, line: number, text: string): Record<string, unk
   return v as Record<string, unknown>;
 }
 
+/** Keys a JSONL row must have (a null value is a bad value; a missing key is a schema error, as in parquet). */
+const REQUIRED_KEYS = ['trajectory_id', 'instance_id', 'resolved', 'trajectory'];
+
+function checkKeys(path: string, line: number, o: Record<string, unknown>): void {
+  const missing = REQUIRED_KEYS.filter((k) => !(k in o));
+  if (missing.length === 0) return;
+  const found = Object.keys(o).join(', ') || 'none';
+  throw new UserError(`${path}:${line}: missing required column${missing.length > 1 ? 's' : ''} ${missing.join(', ')} (found: ${found})`, ExitCode.schema);
+}
+
 async function indexJsonl(path: string): Promise<IndexResult> {
   const res: IndexResult = { ids: [], instances: [], repos: [], resolved: [], lines: [] };
   for await (const [line, text] of jsonlLines(path)) {
     const o = parseLine(path, line, text);
+    checkKeys(path, line, o);
     res.ids.push(o.trajectory_id);
     res.instances.push(o.instance_id);
     res.repos.push(o.repo ?? null);

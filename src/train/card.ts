@@ -190,6 +190,14 @@ export class CardStats {
   }
 }
 
+/** One line for stderr: "splits (by instance): train 4,880 rows, 1,567 instances; dev 540 rows, 174 instances". */
+export function splitCountsLine(stats: CardStats, by: SplitBy | null = null): string {
+  const parts = stats.splitCounts().map((c) => `${c.split} ${fmt(c.rows)} rows, ${fmt(c.instances)} instances, ${fmt(c.repos)} repositories`);
+  const leaks = stats.leaks();
+  const leak = leaks.instances > 0 || (by === 'repo' && leaks.repos > 0) ? ` — LEAK: ${leaks.instances} instances, ${leaks.repos} repositories in several splits` : '';
+  return `splits${by ? ` (by ${by})` : ''}: ${parts.join('; ')}${leak}`;
+}
+
 export interface DataFilesEntry {
   split: string;
   /** A path or glob relative to the dataset repository root, or several. */
@@ -414,7 +422,7 @@ function lengthSection(stats: CardStats, flagPoints: number): string {
     `| mean action characters | ${fixed(a.chosenMean)} | ${fixed(a.rejectedMean)} |`,
     `| rows where this side is longer | ${fmt(a.chosenLonger)} | ${fmt(a.rejectedLonger)} |`,
     '',
-    `Equal length: ${fmt(a.equal)} rows. Among rows whose sides differ in length, the chosen side is the longer one in ` +
+    `Rows with equal length: ${fmt(a.equal)}. Among the ${fmt(a.chosenLonger + a.rejectedLonger)} rows whose sides differ in length, the chosen side is the longer one in ` +
       `**${Number.isFinite(a.chosenLongerShare) ? (100 * a.chosenLongerShare).toFixed(1) + '%' : 'n/a'}** ` +
       `(flag outside ${(50 - 100 * flagPoints).toFixed(0)}%–${(50 + 100 * flagPoints).toFixed(0)}%).`,
     '',
@@ -454,6 +462,7 @@ function splitSection(input: CardInput): string {
     );
   }
   const leaks = stats.leaks();
+  out.push('');
   out.push(
     `Instances in more than one split: ${fmt(leaks.instances)}. Repositories in more than one split: ${fmt(leaks.repos)}.`,
   );

@@ -194,17 +194,24 @@ export function checkRow(t: LoadedTemplate, row: unknown): RowCheck {
   const render = (messages: unknown[], addGenerationPrompt: boolean): string =>
     template.render({ ...t.specialTokens, messages, tools, add_generation_prompt: addGenerationPrompt });
 
+  const failures: { what: string; reason: string }[] = [];
   const attempt = (what: string, messages: unknown[], gen: boolean): string | null => {
     try {
       return render(messages, gen);
     } catch (e) {
-      problems.push({ kind: 'render', message: `${what} fails to render: ${(e as Error).message}` });
+      failures.push({ what, reason: (e as Error).message });
       return null;
     }
   };
   const p = attempt('prompt', prompt, true);
   const c = attempt('prompt+chosen', [...prompt, ...(r.chosen as unknown[])], false);
   const rj = attempt('prompt+rejected', [...prompt, ...(r.rejected as unknown[])], false);
+  // One line per distinct reason: "prompt, prompt+chosen and prompt+rejected fail to render: ..."
+  for (const reason of new Set(failures.map((f) => f.reason))) {
+    const whats = failures.filter((f) => f.reason === reason).map((f) => f.what);
+    const list = whats.length === 1 ? whats[0]! : `${whats.slice(0, -1).join(', ')} and ${whats.at(-1)!}`;
+    problems.push({ kind: 'render', message: `${list} ${whats.length === 1 ? 'fails' : 'fail'} to render: ${reason}` });
+  }
   if (p !== null && c !== null) {
     const pr = prefixProblem('chosen-prefix', p, c);
     if (pr) problems.push(pr);

@@ -57,6 +57,8 @@ export interface TrlOptions {
   arguments: ArgumentsMode;
   /** The `tools` column already computed with `toolsColumn` (per trajectory); overrides `tools`. */
   toolsJson?: string | null;
+  /** Incremented for every call whose arguments had to be wrapped (object mode). */
+  tally?: TrlTally;
 }
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
@@ -130,6 +132,23 @@ export function toolsColumn(rawTools: unknown): string | null {
   return tools.length > 0 ? JSON.stringify(tools) : null;
 }
 
+/**
+ * `toolsColumn` memoised on the raw value's JSON text: every trajectory of a dataset usually shares
+ * one tool list, so the mine loop cleans it once. Keeps the last `size` distinct inputs.
+ */
+export function makeToolsColumnCache(size = 8): (rawTools: unknown) => string | null {
+  const cache = new Map<string, string | null>();
+  return (rawTools) => {
+    const key = typeof rawTools === 'string' ? rawTools : (JSON.stringify(rawTools ?? null) ?? 'null');
+    const hit = cache.get(key);
+    if (hit !== undefined) return hit;
+    const value = toolsColumn(rawTools);
+    if (cache.size >= size) cache.delete(cache.keys().next().value as string);
+    cache.set(key, value);
+    return value;
+  };
+}
+
 function parseCalls(v: unknown): unknown[] {
   if (v == null || v === 'None') return [];
   if (typeof v === 'string') {
@@ -146,13 +165,33 @@ function parseCalls(v: unknown): unknown[] {
   return v;
 }
 
-function toTrlCall(c: unknown, mode: ArgumentsMode): TrlToolCall {
+/**
+ * The key that holds a call's arguments when they are not a JSON object (`--arguments object`):
+ * the contract keeps malformed arguments as the raw string (e.g. truncated JSON or a Python repr),
+ * and templates that iterate `arguments | items` cannot render a string. The raw text is kept,
+ * under this one key, so the row renders and the action stays visibly malformed.
+ */
+export const MALFORMED_ARGUMENTS_KEY = 'malformed_arguments';
+
+/** Counts what the conversion changed (optional; the mine loop may report it). */
+export interface TrlTally {
+  wrapped_arguments: number;
+}
+
+function objectArguments(args: unknown, tally: TrlTally | undefined): Record<string, unknown> {
+  if (isPlainObject(args)) return args;
+  if (args === null || args === undefined) return {};
+  if (tally) tally.wrapped_arguments++;
+  return { [MALFORMED_ARGUMENTS_KEY]: typeof args === 'string' ? args : JSON.stringify(args) };
+}
+
+function toTrlCall(c: unknown, mode: ArgumentsMode, tally?: TrlTally): TrlToolCall {
   if (!isPlainObject(c)) throw new BadValue('a tool call must be an object');
   const f = isPlainObject(c.function) ? c.function : {};
-  let args = f.arguments ?? null;
-  if (mode === 'string' && typeof args !== 'string') args = JSON.stringify(args);
-  // mode 'object': parsed arguments stay objects; a malformed call keeps its raw string (the
-  // contract keeps it verbatim), which `check-template` reports for `arguments|items` templates.
+  const raw = f.arguments ?? null;
+  // 'string': the JSON text of parsed arguments; a malformed call keeps its raw string verbatim.
+  // 'object': parsed arguments as they are; anything else wrapped (see MALFORMED_ARGUMENTS_KEY).
+  const args = mode === 'string' ? (typeof raw === 'string' ? raw : JSON.stringify(raw ?? {})) : objectArguments(raw, tally);
   return {
     id: typeof c.id === 'string' ? c.id : null,
     type: typeof c.type === 'string' ? c.type : null,
@@ -161,13 +200,13 @@ function toTrlCall(c: unknown, mode: ArgumentsMode): TrlToolCall {
 }
 
 /** One published message (role's fields, tool_calls as JSON string) in the trl shape. */
-export function toTrlMessage(m: EmittedMessage, mode: ArgumentsMode): TrlMessage {
+export function toTrlMessage(m: EmittedMessage, mode: ArgumentsMode, tally?: TrlTally): TrlMessage {
   const content = m.content ?? '';
   switch (m.role) {
     case 'assistant': {
       const calls = parseCalls(m.tool_calls);
       if (calls.length === 0) return { role: m.role, content };
-      return { role: m.role, content, tool_calls: calls.map((c) => toTrlCall(c, mode)) };
+      return { role: m.role, content, tool_calls: calls.map((c) => toTrlCall(c, mode, tally)) };
     }
     case 'tool':
       return { role: m.role, content, name: m.name ?? null, tool_call_id: m.tool_call_id ?? null };
@@ -179,10 +218,11 @@ export function toTrlMessage(m: EmittedMessage, mode: ArgumentsMode): TrlMessage
 /** Convert a published row. `prompt_messages_dropped` is carried over when the row has it. */
 export function toTrlRow(row: PairRow & { prompt_messages_dropped?: number }, opts: TrlOptions): TrlRow {
   const mode = opts.arguments;
+  const t = opts.tally;
   const out: TrlRow = {
-    prompt: row.prompt.map((m) => toTrlMessage(m, mode)),
-    chosen: [toTrlMessage(row.chosen, mode)],
-    rejected: [toTrlMessage(row.rejected, mode)],
+    prompt: row.prompt.map((m) => toTrlMessage(m, mode, t)),
+    chosen: [toTrlMessage(row.chosen, mode, t)],
+    rejected: [toTrlMessage(row.rejected, mode, t)],
     instance_id: row.instance_id,
     repo: row.repo,
     chosen_trajectory_id: row.chosen_trajectory_id,
@@ -197,9 +237,9 @@ export function toTrlRow(row: PairRow & { prompt_messages_dropped?: number }, op
 }
 
 /**
- * Calls in the row whose `arguments` are not a JSON object (malformed upstream arguments kept as
- * raw strings, or JSON that parsed to a non-object). In `object` mode, templates that iterate
- * `arguments|items` cannot render these rows.
+ * Calls in a trl row whose `arguments` are not a JSON object. `toTrlRow` in object mode never
+ * produces any; rows from elsewhere (or in string mode) can have them, and templates that iterate
+ * `arguments | items` cannot render those rows.
  */
 export function nonObjectArguments(row: Pick<TrlRow, 'prompt' | 'chosen' | 'rejected'>): number {
   let n = 0;

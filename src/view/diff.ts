@@ -15,6 +15,8 @@ export interface Edit {
 
 /** Past this many edits, a diff gives up and reports the (prefix/suffix-trimmed) middle as replaced. */
 export const DEFAULT_MAX_EDITS = 1500;
+/** The same limit for word-level diffs inside a changed block (beyond it, the block is simply all changed). */
+export const DEFAULT_MAX_TOKEN_EDITS = 600;
 
 function push(out: Edit[], op: EditOp, a0: number, a1: number, b0: number, b1: number): void {
   if (a0 === a1 && b0 === b1) return;
@@ -34,8 +36,8 @@ function push(out: Edit[], op: EditOp, a0: number, a1: number, b0: number, b1: n
  * Runs come out in order; a replacement is a `del` followed by an `ins`.
  */
 export function diffSequences<T>(
-  a: readonly T[],
-  b: readonly T[],
+  a: ArrayLike<T>,
+  b: ArrayLike<T>,
   maxEdits: number = DEFAULT_MAX_EDITS,
   equal: (x: T, y: T) => boolean = (x, y) => x === y,
 ): Edit[] {
@@ -69,8 +71,8 @@ export function diffSequences<T>(
 
 /** Myers over a[off..off+N) and b[off..off+M); null when the script needs more than maxD edits. */
 function myers<T>(
-  a: readonly T[],
-  b: readonly T[],
+  a: ArrayLike<T>,
+  b: ArrayLike<T>,
   off: number,
   N: number,
   M: number,
@@ -193,10 +195,36 @@ export type Range = [number, number];
  * short equal runs squeezed between changes that are at least as long are folded into the
  * change, so unrelated texts do not come out as confetti (equalities across a line break stay).
  */
-export function diffTokens(a: string, b: string, maxEdits: number = DEFAULT_MAX_EDITS): { a: Range[]; b: Range[] } {
+export function diffTokens(a: string, b: string, maxEdits: number = DEFAULT_MAX_TOKEN_EDITS): { a: Range[]; b: Range[] } {
   const ta = tokenize(a);
   const tb = tokenize(b);
-  const edits = diffSequences(ta, tb, maxEdits);
+  // Tokens as small integers: cheaper to compare, and a cheap lower bound on the edit count
+  // (N + M - 2 * multiset overlap) lets unrelated texts skip the search altogether.
+  const ids = new Map<string, number>();
+  const ia = new Int32Array(ta.length);
+  const ib = new Int32Array(tb.length);
+  const countA: number[] = [];
+  for (let i = 0; i < ta.length; i++) {
+    const t = ta[i] as string;
+    let id = ids.get(t);
+    if (id === undefined) ids.set(t, (id = ids.size));
+    ia[i] = id;
+    countA[id] = (countA[id] ?? 0) + 1;
+  }
+  let overlap = 0;
+  for (let i = 0; i < tb.length; i++) {
+    const t = tb[i] as string;
+    let id = ids.get(t);
+    if (id === undefined) ids.set(t, (id = ids.size));
+    ib[i] = id;
+    const c = countA[id] ?? 0;
+    if (c > 0) {
+      overlap++;
+      countA[id] = c - 1;
+    }
+  }
+  const lowerBound = ta.length + tb.length - 2 * overlap;
+  const edits = diffSequences(ia, ib, lowerBound > maxEdits ? 0 : maxEdits);
   // Cumulative char offsets per token.
   const offA = offsets(ta);
   const offB = offsets(tb);
@@ -310,7 +338,7 @@ export function diffTexts(a: string, b: string, maxEdits: number = DEFAULT_MAX_E
     if (blk.eq) continue;
     const textA = aLines.slice(blk.a, blk.a + blk.n).join('\n');
     const textB = bLines.slice(blk.b, blk.b + blk.m).join('\n');
-    const r = diffTokens(textA, textB, maxEdits);
+    const r = diffTokens(textA, textB);
     spreadRanges(r.a, aLines, blk.a, blk.n, hlA);
     spreadRanges(r.b, bLines, blk.b, blk.m, hlB);
   }
@@ -323,15 +351,24 @@ function spreadRanges(ranges: Range[], lines: string[], first: number, count: nu
   let lineStart = 0;
   let ri = 0;
   for (let li = first; li < first + count; li++) {
-    const len = (lines[li] as string).length;
+    const line = lines[li] as string;
+    const len = line.length;
     const lineEnd = lineStart + len;
+    // Indentation is never highlighted (a changed line would otherwise light up from column 0).
+    const lead = /^[ \t]*/.exec(line)?.[0].length ?? 0;
+    if (lead === len) {
+      // a blank or whitespace-only line: nothing visible to highlight
+      lineStart = lineEnd + 1;
+      continue;
+    }
+    const minStart = lead;
     const out: Range[] = [];
     // ranges are sorted; advance past those that ended before this line
     while (ri < ranges.length && (ranges[ri] as Range)[1] <= lineStart) ri++;
     for (let j = ri; j < ranges.length; j++) {
       const [s, e] = ranges[j] as Range;
       if (s > lineEnd) break;
-      const cs = Math.max(s, lineStart) - lineStart;
+      const cs = Math.max(Math.max(s, lineStart) - lineStart, minStart);
       const ce = Math.min(e, lineEnd) - lineStart;
       if (ce > cs) out.push([cs, ce]);
     }

@@ -62,10 +62,48 @@ class Painter {
   }
 }
 
-/** A character cell: one UTF-16 code unit sequence (a code point) and whether it is highlighted. */
+/** A character cell: one code point, its terminal width (0, 1 or 2) and whether it is highlighted. */
 interface Cell {
   ch: string;
+  w: number;
   hl: boolean;
+}
+
+// Terminal columns of a code point: combining marks and variation selectors take none; East Asian
+// wide characters and emoji take two (the common wcwidth ranges; good enough to keep columns straight).
+const ZERO_WIDTH: [number, number][] = [
+  [0x300, 0x36f], [0x200b, 0x200f], [0x20d0, 0x20ff], [0xfe00, 0xfe0f], [0xe0100, 0xe01ef],
+];
+const WIDE: [number, number][] = [
+  [0x1100, 0x115f], [0x231a, 0x231b], [0x2329, 0x232a], [0x23e9, 0x23ec], [0x23f0, 0x23f0], [0x23f3, 0x23f3],
+  [0x25fd, 0x25fe], [0x2614, 0x2615], [0x2648, 0x2653], [0x267f, 0x267f], [0x2693, 0x2693], [0x26a1, 0x26a1],
+  [0x26aa, 0x26ab], [0x26bd, 0x26be], [0x26c4, 0x26c5], [0x26ce, 0x26ce], [0x26d4, 0x26d4], [0x26ea, 0x26ea],
+  [0x26f2, 0x26f3], [0x26f5, 0x26f5], [0x26fa, 0x26fa], [0x26fd, 0x26fd], [0x2705, 0x2705], [0x270a, 0x270b],
+  [0x2728, 0x2728], [0x274c, 0x274c], [0x274e, 0x274e], [0x2753, 0x2755], [0x2757, 0x2757], [0x2795, 0x2797],
+  [0x27b0, 0x27b0], [0x27bf, 0x27bf], [0x2b1b, 0x2b1c], [0x2b50, 0x2b50], [0x2b55, 0x2b55], [0x2e80, 0x303e],
+  [0x3041, 0x33ff], [0x3400, 0x4dbf], [0x4e00, 0x9fff], [0xa000, 0xa4cf], [0xac00, 0xd7a3], [0xf900, 0xfaff],
+  [0xfe30, 0xfe4f], [0xff00, 0xff60], [0xffe0, 0xffe6], [0x1f300, 0x1f64f], [0x1f680, 0x1f6ff], [0x1f900, 0x1f9ff],
+  [0x1fa70, 0x1faff], [0x20000, 0x3fffd],
+];
+
+function inRanges(cp: number, ranges: [number, number][]): boolean {
+  for (const [a, b] of ranges) if (cp >= a && cp <= b) return true;
+  return false;
+}
+
+export function charWidth(ch: string): number {
+  const cp = ch.codePointAt(0) ?? 0;
+  if (cp < 0x300) return 1;
+  if (inRanges(cp, ZERO_WIDTH)) return 0;
+  return inRanges(cp, WIDE) ? 2 : 1;
+}
+
+/** Terminal columns of a string (ANSI colour codes take none). */
+export function displayWidth(s: string): number {
+  let w = 0;
+  // eslint-disable-next-line no-control-regex
+  for (const ch of s.replace(/\x1b\[[0-9;]*m/g, '')) w += charWidth(ch);
+  return w;
 }
 
 function toCells(text: string, ranges: Range[] | undefined): Cell[] {
@@ -75,7 +113,7 @@ function toCells(text: string, ranges: Range[] | undefined): Cell[] {
   for (const ch of text) {
     while (ranges && ri < ranges.length && (ranges[ri] as Range)[1] <= i) ri++;
     const r = ranges?.[ri];
-    cells.push({ ch, hl: !!r && r[0] <= i && i < r[1] });
+    cells.push({ ch, w: charWidth(ch), hl: !!r && r[0] <= i && i < r[1] });
     i += ch.length;
   }
   return cells;
@@ -89,22 +127,25 @@ function cellsWidth(cells: Cell[], markers: boolean): number {
   let w = 0;
   let prev = false;
   for (const c of cells) {
-    w += 1;
+    w += c.w;
     if (markers && c.hl && !prev) w += 4;
     prev = c.hl;
   }
   return w;
 }
 
-/** Greedy wrap to `width` visual columns, preferring to break after a space in the last 40% of a line. */
-function wrapCells(cells: Cell[], width: number, markers: boolean): Cell[][] {
-  const w = Math.max(width, 8);
+/**
+ * Greedy wrap to `width` visual columns, preferring to break after a space in the last 40% of a line.
+ * Continuation rows have room for `width - hang` columns (the caller indents them by `hang`).
+ */
+function wrapCells(cells: Cell[], width: number, markers: boolean, hang = 0): Cell[][] {
   const out: Cell[][] = [];
   let line: Cell[] = [];
   let lineW = 0;
   for (const c of cells) {
     const prev = line[line.length - 1];
-    const add = 1 + (markers && c.hl && !(prev && prev.hl) ? 4 : 0);
+    const add = c.w + (markers && c.hl && !(prev && prev.hl) ? 4 : 0);
+    const w = Math.max(out.length === 0 ? width : width - hang, 8);
     if (line.length > 0 && lineW + add > w) {
       let cut = -1;
       for (let j = line.length - 1; j >= Math.floor(line.length * 0.6); j--) {
@@ -124,7 +165,7 @@ function wrapCells(cells: Cell[], width: number, markers: boolean): Cell[][] {
     }
     const p = line[line.length - 1];
     line.push(c);
-    lineW += 1 + (markers && c.hl && !(p && p.hl) ? 4 : 0);
+    lineW += c.w + (markers && c.hl && !(p && p.hl) ? 4 : 0);
   }
   if (line.length > 0 || out.length === 0) out.push(line);
   return out;
@@ -152,33 +193,44 @@ function renderCells(cells: Cell[], side: Side, painter: Painter): string {
 /** Visual rows of one logical line, each padded to exactly `width` columns when `pad`. */
 function lineRows(text: string, ranges: Range[] | undefined, side: Side, width: number, painter: Painter, full: boolean, pad: boolean): string[] {
   const markers = !painter.color;
-  let wrapped = wrapCells(toCells(text, ranges), width, markers);
+  // Continuation rows hang under the line's own indentation (up to a third of the column).
+  const lead = /^ */.exec(text)?.[0].length ?? 0;
+  const hang = Math.min(lead, Math.floor(width / 3));
+  let wrapped = wrapCells(toCells(text, ranges), width, markers, hang);
   let note: string | null = null;
   if (!full && wrapped.length > WRAP_MAX) {
     const hidden = wrapped.slice(WRAP_MAX - 1).reduce((s, l) => s + l.length, 0);
     wrapped = wrapped.slice(0, WRAP_MAX - 1);
     note = `… line continues, ${hidden} more characters`;
   }
-  const rows = wrapped.map((cells) => {
-    const s = renderCells(cells, side, painter);
-    return pad ? s + ' '.repeat(Math.max(0, width - cellsWidth(cells, markers))) : s;
+  const rows = wrapped.map((cells, i) => {
+    const indent = i === 0 ? 0 : hang;
+    const s = ' '.repeat(indent) + renderCells(cells, side, painter);
+    return pad ? s + ' '.repeat(Math.max(0, width - indent - cellsWidth(cells, markers))) : s;
   });
   if (note !== null) {
     const t = truncate(note, width);
-    rows.push(painter.paint(t, SGR.dim) + (pad ? ' '.repeat(Math.max(0, width - t.length)) : ''));
+    rows.push(painter.paint(t, SGR.dim) + (pad ? ' '.repeat(Math.max(0, width - displayWidth(t))) : ''));
   }
   return rows;
 }
 
 function truncate(s: string, width: number): string {
-  const chars = Array.from(s);
-  if (chars.length <= width) return s;
-  return chars.slice(0, Math.max(0, width - 1)).join('') + '…';
+  if (displayWidth(s) <= width) return s;
+  let out = '';
+  let w = 0;
+  for (const ch of s) {
+    const cw = charWidth(ch);
+    if (w + cw > width - 1) break;
+    out += ch;
+    w += cw;
+  }
+  return out + '…';
 }
 
 function rule(title: string, width: number, painter: Painter): string {
-  const head = `── ${title} `;
-  return painter.paint(head + '─'.repeat(Math.max(3, width - Array.from(head).length)), SGR.dim);
+  const head = `── ${truncate(title, width - 7)} `;
+  return painter.paint(head + '─'.repeat(Math.max(3, width - displayWidth(head))), SGR.dim);
 }
 
 /** A display row of the aligned diff: a line pair (either side may be absent), or a fold note. */
@@ -226,15 +278,58 @@ function fmtSimilarity(x: number): string {
   return Number.isFinite(x) ? x.toFixed(3) : String(x);
 }
 
-/** The header lines: ids, repo, turn, message index, similarity. */
-function header(pair: PairRow, index: number, p: Painter): string[] {
-  const repo = pair.repo ? `  (${pair.repo})` : '';
+
+/** Pack `parts` into lines of at most `width` columns, joined by `sep`; an overlong plain part is cut into pieces. */
+function fillParts(parts: string[], sep: string, width: number): string[] {
+  const lines: string[] = [];
+  let line = '';
+  for (const part of parts) {
+    const pieces: string[] = [];
+    if (displayWidth(part) > width && !part.includes('\x1b[')) {
+      let piece = '';
+      let w = 0;
+      for (const ch of part) {
+        const cw = charWidth(ch);
+        if (w + cw > width) {
+          pieces.push(piece);
+          piece = '';
+          w = 0;
+        }
+        piece += ch;
+        w += cw;
+      }
+      if (piece) pieces.push(piece);
+    } else pieces.push(part);
+    for (const piece of pieces) {
+      if (line === '') line = piece;
+      else if (displayWidth(line) + sep.length + displayWidth(piece) <= width) line += sep + piece;
+      else {
+        lines.push(line);
+        line = piece;
+      }
+    }
+  }
+  if (line !== '') lines.push(line);
+  return lines;
+}
+
+/** The header lines: ids, repo, turn, message index, similarity (wrapped to the width). */
+function header(pair: PairRow, index: number, p: Painter, width: number): string[] {
+  const n = pair.prompt.length;
   return [
-    p.paint(`pair #${index}`, SGR.bold) + '  ' + p.paint(pair.instance_id, SGR.bold) + repo,
-    `divergence turn ${pair.divergence_turn} · message index ${pair.divergence_msg_index} · ` +
-      `action similarity ${fmtSimilarity(pair.action_similarity)} · prompt ${pair.prompt.length} message${pair.prompt.length === 1 ? '' : 's'}`,
-    `${p.paint('chosen  ', SGR.green, SGR.bold)} ${pair.chosen_trajectory_id}  (resolved)`,
-    `${p.paint('rejected', SGR.red, SGR.bold)} ${pair.rejected_trajectory_id}  (failed)`,
+    ...fillParts([p.paint(`pair #${index}`, SGR.bold), p.paint(pair.instance_id, SGR.bold), ...(pair.repo ? [`(${pair.repo})`] : [])], '  ', width),
+    ...fillParts(
+      [
+        `divergence turn ${pair.divergence_turn}`,
+        `message index ${pair.divergence_msg_index}`,
+        `action similarity ${fmtSimilarity(pair.action_similarity)}`,
+        `prompt ${n} message${n === 1 ? '' : 's'}`,
+      ],
+      ' · ',
+      width,
+    ),
+    ...fillParts([p.paint('chosen  ', SGR.green, SGR.bold), pair.chosen_trajectory_id, '(resolved)'], ' ', width),
+    ...fillParts([p.paint('rejected', SGR.red, SGR.bold), pair.rejected_trajectory_id, '(failed)'], ' ', width),
   ];
 }
 
@@ -283,7 +378,7 @@ function sideBySide(d: TextDiff, opts: ShowOptions, p: Painter): string[] {
     if (row.kind === 'fold') {
       const a = row.a ? truncate(row.a, colW) : '';
       const b = row.b ? truncate(row.b, colW) : '';
-      out.push((pad(p.paint(a, SGR.dim), a.length) + sep + p.paint(b, SGR.dim)).replace(/\s+$/, ''));
+      out.push((pad(p.paint(a, SGR.dim), displayWidth(a)) + sep + p.paint(b, SGR.dim)).replace(/\s+$/, ''));
       continue;
     }
     const left = row.a === null ? [] : lineRows(d.aLines[row.a] as string, d.hlA.get(row.a), 'a', colW, p, opts.full, true);
@@ -327,7 +422,7 @@ export function renderPair(pair: PairRow, index: number, options: Partial<ShowOp
   opts.width = Math.max(40, Math.floor(opts.width));
   const p = new Painter(opts.color);
   const out: string[] = [];
-  out.push(...header(pair, index, p));
+  out.push(...header(pair, index, p, opts.width));
   out.push('');
   if (opts.context > 0) {
     out.push(...promptSection(pair, opts, p));
@@ -337,5 +432,6 @@ export function renderPair(pair: PairRow, index: number, options: Partial<ShowOp
   const d = diffTexts(formatAction(pair.chosen), formatAction(pair.rejected));
   const side = opts.layout === 'side' || (opts.layout === 'auto' && opts.width >= SIDE_BY_SIDE_MIN_WIDTH);
   out.push(...(side ? sideBySide(d, opts, p) : stacked(d, opts, p)));
-  return out.join('\n') + '\n';
+  // No trailing blanks: goldens and pagers stay clean.
+  return out.join('\n').replace(/[ \t]+$/gm, '') + '\n';
 }

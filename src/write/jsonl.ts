@@ -1,11 +1,29 @@
 // JSONL output: one JSON object per line, to a file (atomically) or to stdout (EPIPE tolerated).
-import { createWriteStream, type WriteStream } from 'node:fs';
+import { createWriteStream, openSync, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { commitTemp, removeTemp, tempPathFor, trackTemp } from './atomic.js';
 import type { RowSink } from './sink.js';
 
 /** Set when a stdout consumer went away (e.g. `| head`): the run stops quietly. */
 export class BrokenPipe extends Error {}
+
+/**
+ * Wait until `out` can take more (drain), or is gone (close / error). Unlike `events.once`, an
+ * 'error' (EPIPE) resolves instead of rejecting, and no listener is left behind on any path.
+ */
+function writable(out: NodeJS.WritableStream): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      out.off('drain', done);
+      out.off('close', done);
+      out.off('error', done);
+      resolve();
+    };
+    out.on('drain', done);
+    out.on('close', done);
+    out.on('error', done);
+  });
+}
 
 export class JsonlSink<R = unknown> implements RowSink<R> {
   private readonly out: NodeJS.WritableStream;
@@ -21,7 +39,9 @@ export class JsonlSink<R = unknown> implements RowSink<R> {
     } else {
       this.tmp = tempPathFor(path);
       trackTemp(this.tmp);
-      this.out = createWriteStream(this.tmp);
+      // Opened synchronously, so the temporary file exists before anything can fail and abort()
+      // never races an open still in flight (which would leave the file behind).
+      this.out = createWriteStream(this.tmp, { fd: openSync(this.tmp, 'w') });
     }
     this.out.on('error', (e: NodeJS.ErrnoException) => {
       if (e.code === 'EPIPE') this.broken = true;
@@ -40,8 +60,9 @@ export class JsonlSink<R = unknown> implements RowSink<R> {
     const line = json + '\n';
     this.bytes += Buffer.byteLength(line);
     if (!this.out.write(line)) {
-      await Promise.race([once(this.out, 'drain'), once(this.out, 'close')]);
+      await writable(this.out);
       if (this.broken) throw new BrokenPipe();
+      if (this.failure) throw this.failure;
     }
   }
 

@@ -1,7 +1,7 @@
 // Parquet output through apache-arrow (build record batches) and parquet-wasm (encode), streamed:
 // rows are buffered into batches, each batch crosses into wasm as Arrow IPC and is encoded by
 // `transformParquetStream`, whose byte chunks go straight to the temporary file.
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, openSync, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
 import {
   Field,
@@ -51,6 +51,7 @@ export class ParquetSink<R> implements RowSink<R> {
   private batch: R[] = [];
   private batchBytes = 0;
   private controller!: ReadableStreamDefaultController<unknown>;
+  private readonly out: WriteStream;
   private readonly done: Promise<void>;
   bytes = 0;
 
@@ -62,11 +63,14 @@ export class ParquetSink<R> implements RowSink<R> {
     const tmp = tempPathFor(path);
     this.tmp = tmp;
     trackTemp(tmp);
+    // Opened synchronously, so abort() never races an open still in flight (which would leave the
+    // temporary file behind after it was removed).
+    const out = createWriteStream(tmp, { fd: openSync(tmp, 'w') });
+    this.out = out;
     const batches = new ReadableStream<unknown>({ start: (c) => void (this.controller = c) });
     const props = new WriterPropertiesBuilder().setCompression(Compression.ZSTD).setMaxRowGroupSize(4096).build();
     this.done = (async () => {
       const bytes = (await transformParquetStream(batches as never, props)) as unknown as AsyncIterable<Uint8Array>;
-      const out = createWriteStream(tmp);
       for await (const chunk of bytes) {
         this.bytes += chunk.byteLength;
         if (!out.write(chunk)) await once(out, 'drain');
@@ -106,6 +110,7 @@ export class ParquetSink<R> implements RowSink<R> {
     } catch {
       /* already closed */
     }
+    this.out.destroy();
     removeTemp(this.tmp);
   }
 }

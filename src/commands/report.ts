@@ -1,0 +1,108 @@
+// `divergence-mine report`: one self-contained HTML file about a pairs file (and its stats).
+import { readFileSync, writeFileSync } from 'node:fs';
+import { basename } from 'node:path';
+import { Command, InvalidArgumentError } from 'commander';
+import { ExitCode, UserError } from '../errors.js';
+import { pairsFormat, readPairs } from '../read/pairs.js';
+import { VERSION } from '../version.js';
+import { REPORT_DEFAULTS, ReportBuilder, type StatsDoc } from '../view/report.js';
+import { checkOutputPath, commitTemp, removeTemp, tempPathFor, trackTemp } from '../write/atomic.js';
+
+export interface ReportCliOptions {
+  out: string;
+  stats?: string;
+  title?: string;
+  context: number;
+  maxChars: number;
+  force: boolean;
+  quiet: boolean;
+}
+
+function wholeNumber(min: number) {
+  return (v: string): number => {
+    if (!/^\d+$/.test(v.trim())) throw new InvalidArgumentError(`expected a whole number, got "${v}"`);
+    const n = Number(v);
+    if (n < min) throw new InvalidArgumentError(`must be at least ${min}, got ${n}`);
+    return n;
+  };
+}
+
+/** Read and check a `mine --stats` file. */
+export function readStats(path: string): StatsDoc {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch {
+    throw new UserError(`${path}: no such stats file`, ExitCode.missingInput);
+  }
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch (e) {
+    throw new UserError(`${path}: invalid JSON (${(e as Error).message})`, ExitCode.corrupt);
+  }
+  const counters = (doc as { counters?: unknown } | null)?.counters;
+  if (counters === null || typeof counters !== 'object' || Array.isArray(counters)) {
+    throw new UserError(`${path}: not a stats file: no "counters" object (write one with \`mine --stats FILE\`)`, ExitCode.schema);
+  }
+  for (const [k, v] of Object.entries(counters as Record<string, unknown>)) {
+    if (typeof v !== 'number' || !Number.isFinite(v)) throw new UserError(`${path}: counters.${k} must be a number`, ExitCode.schema);
+  }
+  return doc as StatsDoc;
+}
+
+export async function runReport(file: string, o: ReportCliOptions, log: (line: string) => void = (l) => void process.stderr.write(l + '\n')): Promise<void> {
+  pairsFormat(file); // missing input first
+  const stats = o.stats ? readStats(o.stats) : null;
+  checkOutputPath(o.out, o.force, 'report');
+  const builder = new ReportBuilder({
+    source: basename(file),
+    title: o.title,
+    stats,
+    statsSource: o.stats ? basename(o.stats) : null,
+    context: o.context,
+    maxChars: o.maxChars,
+    version: VERSION,
+  });
+  for await (const r of readPairs(file, { promptTail: o.context })) builder.add(r);
+  const html = builder.build();
+  const tmp = tempPathFor(o.out);
+  trackTemp(tmp);
+  try {
+    writeFileSync(tmp, html);
+    commitTemp(tmp, o.out);
+  } catch (e) {
+    removeTemp(tmp);
+    throw new UserError(`${o.out}: cannot write the report: ${(e as Error).message}`, ExitCode.output);
+  }
+  if (!o.quiet) log(`divergence-mine: wrote ${o.out} (${builder.count.toLocaleString('en-US')} pairs, ${(Buffer.byteLength(html) / 1048576).toFixed(1)} MiB)`);
+}
+
+export function registerReport(program: Command): Command {
+  return program
+    .command('report')
+    .summary('write a self-contained HTML report of a pairs file')
+    .description(
+      'Write one HTML file (no network needed to view it): the mining funnel (with --stats), histograms of\n' +
+        'divergence turn and action similarity, the tool mix of chosen vs rejected, pairs per repository, and a\n' +
+        'searchable table of pairs whose rows open the side-by-side diff that `show` prints.',
+    )
+    .argument('<pairs>', 'pairs file written by `divergence-mine mine` (.jsonl, .jsonl.gz or .parquet)')
+    .requiredOption('-o, --out <report.html>', 'the HTML file to write')
+    .option('--stats <stats.json>', 'the counters written by `mine --stats`, drawn as a funnel')
+    .option('--title <text>', 'page title')
+    .option('--context <n>', 'prompt messages embedded per pair (the last n)', wholeNumber(0), REPORT_DEFAULTS.context)
+    .option('--max-chars <n>', 'characters embedded per prompt message (the rest is noted, not embedded)', wholeNumber(100), REPORT_DEFAULTS.maxChars)
+    .option('-f, --force', 'overwrite an existing report', false)
+    .option('-q, --quiet', 'print nothing on success', false)
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ divergence-mine report pairs.jsonl --stats stats.json -o report.html
+  $ divergence-mine report pairs.parquet -o report.html --context 5`,
+    )
+    .action(async (file: string, o: ReportCliOptions) => {
+      await runReport(file, o);
+    });
+}

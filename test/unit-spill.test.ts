@@ -1,0 +1,264 @@
+// Round trip of src/encode.ts (encodeTrajectory) through src/spill.ts (SpillWriter / SpillReader):
+// what the streaming pipeline reads back from the spill must be exactly the emitted message
+// (contract section 6) and the action signature (contract section 3) of the in-memory path.
+//
+// Real message shapes and texts below are copied (some contents shortened, marked "excerpt") from
+// nebius/SWE-rebench-openhands-trajectories, CC-BY-4.0 © Nebius
+// (Trofimova et al., "OpenHands Trajectories with Qwen3-Coder-480B-A35B-Instruct", Nebius blog, 2025).
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { emitMessage } from '../src/emit.js';
+import { encodeTrajectory, HASH_BYTES, keyHash, roleCode } from '../src/encode.js';
+import { normaliseMessage, type NormaliseTally } from '../src/normalise.js';
+import { ROLE_CODES } from '../src/read/protocol.js';
+import { actionSignature, DEFAULT_REASONING_KEYS } from '../src/sign.js';
+import { SpillReader, SpillWriter } from '../src/spill.js';
+import type { ToolCall } from '../src/types.js';
+
+const DEFAULT = new Set(DEFAULT_REASONING_KEYS);
+const dir = mkdtempSync(join(tmpdir(), 'dm-unit-spill-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let fileNo = 0;
+const spillPath = () => join(dir, `spill-${fileNo++}.bin`);
+const tally = (): NormaliseTally => ({ malformed_arguments: 0, unknown_roles: 0 });
+const sha16 = (s: string) => createHash('sha256').update(s, 'utf8').digest().subarray(0, 16);
+
+// --- real upstream values (CC-BY-4.0 © Nebius) -------------------------------------------------
+const THINK_ARGS = String.raw`{"thought": "Let me search for relevant files and methods. The issue is about the Variable class inheriting from xarray.DataArray and having problems with the diff method. I need to:\n\n1. Look at the Variable class definition\n2. Understand how it inherits from xarray.DataArray\n3. See what happens when diff is called on a Variable\n4. Find where constraints are processed\n5. Understand how the diff operation affects the optimization\n\nLet me start by looking at the variables.py file since that's where the Variable class should be defined."}`;
+const PYTEST_PADDED =
+  'numpydoc/tests/test_docscrape.py::test_str PASSED' + ' '.repeat(767) + '\n' +
+  '[... Observation truncated due to length ...]\n' +
+  '[Command finished with exit code 0]';
+// Row numpy__numpydoc-101, message 130 (excerpt): the finish call's narration carries emoji (4-byte UTF-8).
+const FINISH_NARRATION = 'Excellent! All tests pass.\n\n### \u2705 **Issue Resolution**\n\n### \ud83d\udd27 **Technical Implementation**';
+const TRAJECTORY = [
+  { content: 'You are OpenHands agent, a helpful AI assistant that can interact with a computer to solve tasks.', name: null, role: 'system', tool_call_id: null, tool_calls: null },
+  { content: 'Fix the issue.\r\nThanks  ', name: null, role: 'user', tool_call_id: null, tool_calls: null },
+  {
+    content: "There's one failing test, but it's unrelated to our issue. Let me proceed to Phase 3.\n\n## Phase 3. EXPLORATION: Finding Related Files\n\n",
+    name: null,
+    role: 'assistant',
+    tool_call_id: null,
+    tool_calls: [{ function: { arguments: THINK_ARGS, name: 'think' }, id: 'chatcmpl-tool-be1e45884ad7426fb5d4e5c3f869f6a2', type: 'function' }],
+  },
+  { content: 'Your thought has been logged.', name: 'think', role: 'tool', tool_call_id: 'chatcmpl-tool-be1e45884ad7426fb5d4e5c3f869f6a2', tool_calls: null },
+  {
+    content: '',
+    name: null,
+    role: 'assistant',
+    tool_call_id: null,
+    tool_calls: [
+      { function: { arguments: '{"command": "cd /workspace/numpy__numpydoc__0.7 && python -m pytest numpydoc/tests/ -v"}', name: 'execute_bash' }, id: 'chatcmpl-tool-0e5ce2b0dc2743e9a9df13b80a84155b', type: 'function' },
+      { function: { arguments: '{"command": "ls', name: 'execute_bash' }, id: 'malformed-1', type: 'function' },
+    ],
+  },
+  { content: PYTEST_PADDED, name: 'execute_bash', role: 'tool', tool_call_id: 'chatcmpl-tool-0e5ce2b0dc2743e9a9df13b80a84155b', tool_calls: null },
+  { content: 'Be brief.', name: null, role: 'developer', tool_call_id: null, tool_calls: null },
+  {
+    content: FINISH_NARRATION,
+    name: null,
+    role: 'assistant',
+    tool_call_id: null,
+    tool_calls: [{ function: { arguments: '{"message": "caf\\u00e9 \u2705"}', name: 'finish' }, id: 'chatcmpl-tool-finish', type: 'function' }],
+  },
+  { content: 'Done. \u00e9\u00e8', name: null, role: 'assistant', tool_call_id: null, tool_calls: 'None' },
+];
+
+describe('roleCode', () => {
+  const cases: [string, number][] = [
+    ['system', 0],
+    ['user', 1],
+    ['assistant', 2],
+    ['tool', 3],
+    ['developer', 4],
+    ['other', 4],
+  ];
+  it.each(cases)('%s -> %i', (role, code) => {
+    expect(roleCode(role)).toBe(code);
+  });
+
+  // `role in ROLE_CODES` would also see Object.prototype: an unknown role named like a prototype
+  // member must still be "other" (contract section 2: "any other role").
+  it.each(['constructor', 'toString', '__proto__'])('prototype member name %s -> other (4)', (role) => {
+    expect(roleCode(role)).toBe(ROLE_CODES.other);
+  });
+});
+
+describe('keyHash', () => {
+  it('is the first 16 bytes of the SHA-256 of the key', () => {
+    expect(HASH_BYTES).toBe(16);
+    const key = 'tool\nthink\nYour thought has been logged.';
+    expect(Buffer.from(keyHash(key)).equals(sha16(key))).toBe(true);
+  });
+});
+
+describe('encodeTrajectory + SpillWriter/SpillReader round trip', () => {
+  const path = spillPath();
+  const writer = new SpillWriter(path);
+  writer.append('an earlier trajectory \u2705'); // 22 ASCII bytes + 3 for U+2705 = 25 bytes: the encoded trajectory starts after it
+  const t = tally();
+  const enc = encodeTrajectory(41, TRAJECTORY, DEFAULT, t, writer);
+  const endOfFirst = writer.offset;
+  const enc2 = encodeTrajectory(42, TRAJECTORY.slice(0, 3), DEFAULT, t, writer);
+  writer.close();
+  const reader = new SpillReader();
+  const norm = TRAJECTORY.map((m) => normaliseMessage(m, tally()));
+  const n = TRAJECTORY.length;
+
+  it('key, roles, and one hash per message', () => {
+    expect(enc.key).toBe(41);
+    expect(enc.bad).toBeUndefined();
+    expect([...enc.roles]).toStrictEqual([0, 1, 2, 3, 2, 3, 4, 2, 2]);
+    expect(enc.hashes.length).toBe(n * 16);
+    expect(enc.offsets.length).toBe(2 * n + 1);
+  });
+
+  const keys: [number, string][] = [
+    [0, 'system\nYou are OpenHands agent, a helpful AI assistant that can interact with a computer to solve tasks.'],
+    [1, 'user\nFix the issue.\nThanks'],
+    [2, 'assistant\nthink {}'],
+    [3, 'tool\nthink\nYour thought has been logged.'],
+    [4, 'assistant\nexecute_bash {"command":"cd /workspace/numpy__numpydoc__0.7 && python -m pytest numpydoc/tests/ -v"}\nexecute_bash {"command": "ls'],
+    [5, 'tool\nexecute_bash\nnumpydoc/tests/test_docscrape.py::test_str PASSED\n[... Observation truncated due to length ...]\n[Command finished with exit code 0]'],
+    [6, 'developer\nBe brief.'],
+    [7, 'assistant\nfinish {"message":"café \u2705"}'],
+    [8, 'assistant\ntext Done. \u00e9\u00e8'],
+  ];
+  it.each(keys)('hash of message %i is SHA-256[0..16) of its comparison key', (i, key) => {
+    expect(Buffer.from(enc.hashes.subarray(i * 16, i * 16 + 16)).equals(sha16(key))).toBe(true);
+  });
+
+  it('byte offsets: start after what the spill already held, end at the writer offset', () => {
+    expect(enc.offsets[0]).toBe(25);
+    for (let k = 1; k < enc.offsets.length; k++) expect(enc.offsets[k]!).toBeGreaterThanOrEqual(enc.offsets[k - 1]!);
+    expect(enc.offsets[2 * n]).toBe(endOfFirst);
+    expect(enc2.offsets[0]).toBe(endOfFirst);
+    expect(enc2.offsets[6]).toBe(statSync(path).size);
+  });
+
+  it.each(TRAJECTORY.map((_, i) => i))('message %i reads back as JSON.stringify(emitMessage(normalised))', (i) => {
+    const json = reader.read(path, enc.offsets[2 * i]!, enc.offsets[2 * i + 1]!);
+    expect(json).toBe(JSON.stringify(emitMessage(norm[i]!)));
+  });
+
+  it.each(TRAJECTORY.map((_, i) => i))('signature %i reads back as actionSignature (assistant) or empty', (i) => {
+    const sig = reader.read(path, enc.offsets[2 * i + 1]!, enc.offsets[2 * i + 2]!);
+    const m = norm[i]!;
+    expect(sig).toBe(m.role === 'assistant' ? actionSignature(m as { content: string | null; tool_calls: ToolCall[] | null }, DEFAULT) : '');
+  });
+
+  const literal: [number, unknown, string][] = [
+    [1, { role: 'user', content: 'Fix the issue.\r\nThanks  ' }, ''],
+    [5, { role: 'tool', content: PYTEST_PADDED, name: 'execute_bash', tool_call_id: 'chatcmpl-tool-0e5ce2b0dc2743e9a9df13b80a84155b' }, ''],
+    [6, { role: 'developer', content: 'Be brief.' }, ''],
+    [
+      7,
+      {
+        role: 'assistant',
+        content: FINISH_NARRATION,
+        tool_calls: '[{"id":"chatcmpl-tool-finish","type":"function","function":{"name":"finish","arguments":{"message":"café \u2705"}}}]',
+      },
+      'finish {"message":"café \u2705"}',
+    ],
+    [8, { role: 'assistant', content: 'Done. \u00e9\u00e8', tool_calls: null }, 'text Done. \u00e9\u00e8'],
+    [
+      4,
+      {
+        role: 'assistant',
+        content: '',
+        tool_calls:
+          '[{"id":"chatcmpl-tool-0e5ce2b0dc2743e9a9df13b80a84155b","type":"function","function":{"name":"execute_bash","arguments":{"command":"cd /workspace/numpy__numpydoc__0.7 && python -m pytest numpydoc/tests/ -v"}}},' +
+          String.raw`{"id":"malformed-1","type":"function","function":{"name":"execute_bash","arguments":"{\"command\": \"ls"}}]`,
+      },
+      'execute_bash {"command":"cd /workspace/numpy__numpydoc__0.7 && python -m pytest numpydoc/tests/ -v"}\nexecute_bash {"command": "ls',
+    ],
+  ];
+  it.each(literal)('message %i: literal emitted message and signature', (i, emitted, sig) => {
+    expect(JSON.parse(reader.read(path, enc.offsets[2 * i]!, enc.offsets[2 * i + 1]!))).toStrictEqual(emitted);
+    expect(reader.read(path, enc.offsets[2 * i + 1]!, enc.offsets[2 * i + 2]!)).toBe(sig);
+  });
+
+  it('the second trajectory reads back too', () => {
+    for (let i = 0; i < 3; i++) expect(reader.read(path, enc2.offsets[2 * i]!, enc2.offsets[2 * i + 1]!)).toBe(JSON.stringify(emitMessage(norm[i]!)));
+    expect(Buffer.from(enc2.hashes).equals(Buffer.from(enc.hashes.subarray(0, 48)))).toBe(true);
+  });
+
+  it('tally: malformed calls and unknown roles of both trajectories', () => {
+    expect(t).toStrictEqual({ malformed_arguments: 1, unknown_roles: 1 });
+  });
+
+  it('reading an empty range gives "" and reading past the end throws', () => {
+    expect(reader.read(path, 10, 10)).toBe('');
+    const size = statSync(path).size;
+    expect(() => reader.read(path, size - 2, size + 5)).toThrow(/shorter than expected/);
+    reader.close();
+  });
+});
+
+describe('encodeTrajectory: bad trajectories', () => {
+  const cases: { name: string; value: unknown; bad: string }[] = [
+    { name: 'null', value: null, bad: 'trajectory is null' },
+    { name: 'not a list', value: { role: 'user' }, bad: 'trajectory is not a list' },
+    {
+      name: 'a message without role after a malformed call and an unknown role',
+      value: [
+        TRAJECTORY[0],
+        { role: 'assistant', content: '', tool_calls: [{ id: 'a', type: 'function', function: { name: 'execute_bash', arguments: '{' } }] },
+        { role: 'developer', content: 'x' },
+        { content: 'no role' },
+      ],
+      bad: 'message 3: message role must be a non-empty string',
+    },
+  ];
+  it.each(cases)('$name: marked bad, nothing spilled, nothing counted', ({ value, bad }) => {
+    const path = spillPath();
+    const w = new SpillWriter(path);
+    const t = tally();
+    const enc = encodeTrajectory(7, value, DEFAULT, t, w);
+    expect(enc.key).toBe(7);
+    expect(enc.bad).toBe(bad);
+    expect(enc.roles.length + enc.hashes.length + enc.offsets.length).toBe(0);
+    expect(w.offset).toBe(0);
+    expect(t).toStrictEqual({ malformed_arguments: 0, unknown_roles: 0 });
+    w.close();
+    expect(statSync(path).size).toBe(0);
+  });
+
+  it('an empty trajectory is not bad: no messages, one offset', () => {
+    const w = new SpillWriter(spillPath());
+    const enc = encodeTrajectory(1, [], DEFAULT, tally(), w);
+    expect(enc.bad).toBeUndefined();
+    expect([...enc.offsets]).toStrictEqual([0]);
+    w.close();
+  });
+});
+
+describe('SpillWriter', () => {
+  it('returns UTF-8 byte end offsets', () => {
+    const path = spillPath();
+    const w = new SpillWriter(path);
+    expect(w.append('é')).toBe(2);
+    expect(w.append('')).toBe(2);
+    expect(w.append('\ud83d\udd27')).toBe(6);
+    w.close();
+    expect(statSync(path).size).toBe(6);
+  });
+
+  it('survives a flush in the middle (more than 1 MiB pending)', () => {
+    const path = spillPath();
+    const w = new SpillWriter(path);
+    const big = 'a'.repeat(1_500_000);
+    const e1 = w.append(big);
+    const e2 = w.append('tail\u2705');
+    w.close();
+    const r = new SpillReader();
+    expect(e1).toBe(1_500_000);
+    expect(e2).toBe(1_500_007);
+    expect(r.read(path, e1, e2)).toBe('tail\u2705');
+    expect(r.read(path, e1 - 3, e1 + 4)).toBe('aaatail');
+    r.close();
+  });
+});
