@@ -2,8 +2,11 @@
 // a UserError prints one line; anything else is a bug and prints its stack (exit 1).
 import { Command, CommanderError } from 'commander';
 import { ExitCode, UserError } from './errors.js';
+import { registerCheckTemplate } from './commands/check-template.js';
 import { registerMerge } from './commands/merge.js';
 import { registerMine } from './commands/mine.js';
+import { registerReport } from './commands/report.js';
+import { registerShow } from './commands/show.js';
 import { VERSION } from './version.js';
 import { removeAllTemp } from './write/atomic.js';
 
@@ -15,6 +18,9 @@ export function buildProgram(): Command {
     .exitOverride();
   registerMine(program);
   registerMerge(program);
+  registerShow(program);
+  registerReport(program);
+  registerCheckTemplate(program);
   return program;
 }
 

@@ -17,7 +17,7 @@ import { partitionOf, type Partition } from './partition.js';
 import { silentProgress, type ProgressSink } from './progress.js';
 import type { InputFile } from './read/inputs.js';
 import { Pool } from './read/pool.js';
-import { type DecodeResult, type DecodedTrajectory, type IndexResult, type MetaResult, type Task } from './read/protocol.js';
+import { type DecodeResult, type Engine, type DecodedTrajectory, type IndexResult, type MetaResult, type Task } from './read/protocol.js';
 import { Indexer, type Selected, type SelectedInstance } from './select.js';
 import { SpillReader } from './spill.js';
 import type { EmittedMessage, PairRow } from './types.js';
@@ -36,6 +36,8 @@ export interface MineRequest {
   inputs: InputFile[];
   options: MiningOptions;
   workers: number;
+  /** Decoder of the trajectory column of parquet inputs (index and metadata always use parquet-wasm). */
+  engine?: Engine;
   /** Read the `tools` column of extracted trajectories (for shapes that carry tool definitions). */
   withTools?: boolean;
   /** Only instances of this partition (see partition.ts); every other rule unchanged. */
@@ -216,7 +218,17 @@ export async function minePairs(req: MineRequest, sink: (pair: MinedPair) => Pro
         const withTools = Boolean(metas[loc.input]?.hasTools ?? req.withTools);
         const task: Task =
           f.kind === 'parquet'
-            ? { kind: 'decode', path: f.path, rowGroup: loc.rowGroup, rows, keys, reasoningKeys, withTools }
+            ? {
+                kind: 'decode',
+                path: f.path,
+                rowGroup: loc.rowGroup,
+                rows,
+                keys,
+                reasoningKeys,
+                withTools,
+                engine: req.engine ?? 'wasm',
+                rowOffset: metas[loc.input]!.meta.rowGroupRows.slice(0, loc.rowGroup).reduce((a, b) => a + b, 0),
+              }
             : { kind: 'decode-jsonl', path: f.path, lines: rows, keys, reasoningKeys, withTools };
         const groupRows = f.kind === 'parquet' ? metas[loc.input]!.meta.rowGroupRows[loc.rowGroup]! : rows.length;
         return { task, rows: groupRows };

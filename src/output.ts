@@ -1,8 +1,20 @@
-// Choosing and opening the output for a run: format by extension, the published parquet schema.
+// Choosing and opening the output for a run: format by extension, the parquet schema of each shape.
 import { ExitCode, UserError } from './errors.js';
+import type { TrlRow } from './train/trl.js';
 import type { PairRow } from './types.js';
 import { JsonlSink } from './write/jsonl.js';
-import { DOUBLE, INT64, MESSAGE_LIST, MESSAGE_STRUCT, ParquetSink, STRING, fullMessage, type ColumnSpec } from './write/parquet.js';
+import {
+  DOUBLE,
+  INT64,
+  MESSAGE_LIST,
+  MESSAGE_STRUCT,
+  ParquetSink,
+  STRING,
+  fullMessage,
+  fullTrlMessage,
+  trlMessageList,
+  type ColumnSpec,
+} from './write/parquet.js';
 import type { RowSink } from './write/sink.js';
 
 export type OutputFormat = 'jsonl' | 'parquet';
@@ -27,12 +39,65 @@ export const PUBLISHED_COLUMNS: ColumnSpec<PairRow>[] = [
   { name: 'action_similarity', type: DOUBLE, value: (r) => r.action_similarity },
 ];
 
+/** `--prompt-window`: messages removed from the prompt (src/train/window.ts). */
+const DROPPED_COLUMN: ColumnSpec<{ prompt_messages_dropped?: number }> = {
+  name: 'prompt_messages_dropped',
+  type: INT64,
+  value: (r) => r.prompt_messages_dropped ?? 0,
+};
+
+/** Parquet columns of the `trl` shape: the same fields as its JSONL, in the same order. */
+export function trlColumns(args: 'object' | 'string', windowed: boolean): ColumnSpec<TrlRow>[] {
+  const list = trlMessageList(args === 'object');
+  return [
+    { name: 'prompt', type: list, value: (r) => r.prompt.map(fullTrlMessage) },
+    { name: 'chosen', type: list, value: (r) => r.chosen.map(fullTrlMessage) },
+    { name: 'rejected', type: list, value: (r) => r.rejected.map(fullTrlMessage) },
+    ...(PUBLISHED_COLUMNS.slice(3) as unknown as ColumnSpec<TrlRow>[]),
+    ...(windowed ? [DROPPED_COLUMN as ColumnSpec<TrlRow>] : []),
+    { name: 'tools', type: STRING, value: (r) => r.tools },
+  ];
+}
+
+/** What a run writes: the shape, how trl arguments are stored, whether rows carry prompt_messages_dropped. */
+export interface OutputLayout {
+  shape: 'published' | 'trl';
+  arguments: 'object' | 'string';
+  windowed: boolean;
+}
+
+export const PUBLISHED_LAYOUT: OutputLayout = { shape: 'published', arguments: 'object', windowed: false };
+
+export function columnsFor(layout: OutputLayout): ColumnSpec<unknown>[] {
+  if (layout.shape === 'trl') return trlColumns(layout.arguments, layout.windowed) as ColumnSpec<unknown>[];
+  return [...PUBLISHED_COLUMNS, ...(layout.windowed ? [DROPPED_COLUMN as ColumnSpec<PairRow>] : [])] as ColumnSpec<unknown>[];
+}
+
 function approxBytes(r: PairRow): number {
   let n = 256;
   for (const m of r.prompt) n += (m.content?.length ?? 0) + (m.tool_calls?.length ?? 0) + 64;
   return n + (r.chosen.content?.length ?? 0) + (r.rejected.content?.length ?? 0);
 }
 
+/** Batch size estimate for the trl shape (tool calls counted by their argument text). */
+function approxTrlBytes(r: TrlRow): number {
+  let n = 256 + (r.tools?.length ?? 0);
+  for (const list of [r.prompt, r.chosen, r.rejected])
+    for (const m of list) {
+      n += m.content.length + 64;
+      for (const c of m.tool_calls ?? []) n += 64 + (typeof c.function.arguments === 'string' ? c.function.arguments.length : 256);
+    }
+  return n;
+}
+
 export function openPublishedSink(path: string): RowSink<PairRow> {
   return outputFormat(path) === 'parquet' ? new ParquetSink<PairRow>(path, PUBLISHED_COLUMNS, approxBytes) : new JsonlSink<PairRow>(path);
+}
+
+/** A sink for any layout; the default layout is exactly `openPublishedSink`. */
+export function openSink(path: string, layout: OutputLayout, format: OutputFormat = outputFormat(path)): RowSink<unknown> {
+  if (format === 'jsonl') return new JsonlSink<unknown>(path);
+  if (layout.shape === 'published' && !layout.windowed) return new ParquetSink<PairRow>(path, PUBLISHED_COLUMNS, approxBytes) as RowSink<unknown>;
+  const size = layout.shape === 'trl' ? (r: unknown) => approxTrlBytes(r as TrlRow) : (r: unknown) => approxBytes(r as PairRow);
+  return new ParquetSink<unknown>(path, columnsFor(layout), size);
 }

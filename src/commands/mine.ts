@@ -1,18 +1,26 @@
 // `divergence-mine mine`: options, output and the end-of-run report around the pipeline (mine.ts).
 import { availableParallelism } from 'node:os';
-import { writeFileSync } from 'node:fs';
+import { rmdirSync, writeFileSync } from 'node:fs';
+import { dirname, relative, sep } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { formatCounters, type Counters } from '../counters.js';
 import { ExitCode, UserError } from '../errors.js';
-import { minePairs } from '../mine.js';
+import { minePairs, type MinedPair, type MineSummary } from '../mine.js';
 import { CONTRACT_VERSION, DEFAULT_OPTIONS, type MiningOptions } from '../options.js';
-import { openPublishedSink, outputFormat } from '../output.js';
+import { openSink, outputFormat, type OutputFormat, type OutputLayout } from '../output.js';
 import { fingerprintInputs, parsePartition, type Partition } from '../partition.js';
 import { StderrProgress, silentProgress } from '../progress.js';
 import { resolveInputs, type InputFile } from '../read/inputs.js';
 import { VERSION } from '../version.js';
+import { CardStats, renderCard, splitCountsLine, type DataFilesEntry } from '../train/card.js';
+import { FolderOutput, prepareFolder, type FolderResult, type Sharding } from '../train/outputs.js';
+import { assignSplit, dataFilesPattern, groupKeyOf, parseByteSize, parseSplitSpecs, type SplitBy, type SplitSpec } from '../train/split.js';
+import { makeToolsColumnCache, toTrlRow, type ArgumentsMode, type TrlTally } from '../train/trl.js';
+import { windowRow } from '../train/window.js';
+import type { PairRow } from '../types.js';
 import { checkOutputPath, commitTemp, tempPathFor, trackTemp } from '../write/atomic.js';
 import { BrokenPipe } from '../write/jsonl.js';
+import type { RowSink } from '../write/sink.js';
 
 export function intArg(min: number) {
   return (v: string): number => {
@@ -37,6 +45,14 @@ function collect(v: string, prev: string[] = []): string[] {
   return [...prev, v];
 }
 
+function byteSizeArg(v: string): number {
+  try {
+    return parseByteSize(v);
+  } catch (e) {
+    throw new InvalidArgumentError((e as Error).message);
+  }
+}
+
 export interface MineCliOptions {
   parquet?: string[];
   jsonl?: string[];
@@ -52,6 +68,27 @@ export interface MineCliOptions {
   workers: number;
   force: boolean;
   partition?: Partition;
+  /** Training output (issue 5): see src/train/*. */
+  shape?: 'published' | 'trl';
+  arguments?: ArgumentsMode;
+  promptWindow?: number;
+  split?: string[];
+  splitBy?: SplitBy;
+  shards?: number;
+  shardBytes?: number;
+  format?: OutputFormat;
+  card?: string;
+}
+
+/** Training-output settings recorded in the stats file (only those that differ from the contract's output). */
+export interface TrainRunInfo {
+  shape: 'published' | 'trl';
+  arguments?: ArgumentsMode;
+  promptWindow?: number;
+  split?: { by: SplitBy; specs: SplitSpec[] } | null;
+  outputs?: FolderResult | null;
+  splitCounts?: ReturnType<CardStats['splitCounts']> | null;
+  wrappedArguments?: number;
 }
 
 /** The stats file: counters plus everything `merge` checks before combining partitions. */
@@ -59,8 +96,21 @@ export function statsDocument(
   counters: Counters,
   options: MiningOptions,
   inputs: InputFile[],
-  run: { partition: Partition | null; badRowsIndexPass: number; fingerprint: string; shape?: string },
+  run: { partition: Partition | null; badRowsIndexPass: number; fingerprint: string; shape?: string; train?: TrainRunInfo },
 ) {
+  const t = run.train;
+  // Output-shaping options go into `options` (merge refuses parts whose options differ); a run
+  // without them writes exactly the document it always did.
+  const shapeOptions = {
+    ...(t?.shape === 'trl' ? { arguments: t.arguments ?? 'object' } : {}),
+    ...(t?.promptWindow !== undefined ? { prompt_window: t.promptWindow } : {}),
+    ...(t?.split ? { split: t.split.specs.map((s) => `${s.name}=${s.fraction}`), split_by: t.split.by } : {}),
+  };
+  const extra = {
+    ...(t?.splitCounts ? { splits: t.splitCounts } : {}),
+    ...(t?.outputs ? { files: t.outputs.files.map((f) => ({ split: f.split, path: f.path, rows: f.rows, bytes: f.bytes })) } : {}),
+    ...(t?.wrappedArguments ? { trl: { wrapped_arguments: t.wrappedArguments } } : {}),
+  };
   return {
     tool: 'divergence-mine',
     tool_version: VERSION,
@@ -69,7 +119,7 @@ export function statsDocument(
     partition: run.partition,
     row_level: { bad_rows_index_pass: run.badRowsIndexPass },
     input_fingerprint: run.fingerprint,
-    shape: run.shape ?? 'published',
+    shape: t?.shape ?? run.shape ?? 'published',
     options: {
       max_per_side: options.maxPerSide,
       max_pairs_per_instance: options.maxPairsPerInstance,
@@ -77,8 +127,10 @@ export function statsDocument(
       seed: options.seed,
       reasoning_keys: [...options.reasoningKeys],
       skip_bad_rows: options.skipBadRows,
+      ...shapeOptions,
     },
     inputs: inputs.map((f) => ({ path: f.path, kind: f.kind, bytes: f.bytes })),
+    ...extra,
   };
 }
 
@@ -114,6 +166,16 @@ export function registerMine(program: Command): void {
     .addOption(new Option('--workers <n>', 'decode threads (output is identical for any number)').argParser(intArg(1)).default(availableParallelism(), 'number of cores'))
     .option('-f, --force', 'overwrite existing output and stats files', false)
     .option('--partition <i/N>', 'only instances with uint64(SHA-256(instance_id)[0..8]) mod N = i; combine parts with `merge`', parsePartition)
+    .optionsGroup('Training output:')
+    .addOption(new Option('--shape <shape>', 'published (the contract) or trl (TRL DPOTrainer)').choices(['published', 'trl']).default('published'))
+    .addOption(new Option('--arguments <mode>', 'trl shape: tool-call arguments as objects or JSON strings').choices(['object', 'string']).default('object'))
+    .option('--prompt-window <n>', 'keep the system message, the first user message and the last n prompt messages', intArg(0))
+    .option('--split <name=fraction>', 'held-out split by hash of the group key, e.g. dev=0.1; repeatable (--out is then a folder)', collect)
+    .addOption(new Option('--split-by <key>', 'group key of --split').choices(['instance', 'repo']).default('instance'))
+    .option('--shards <n>', 'write train as n shards balanced by bytes, an instance never spans shards (--out is then a folder)', intArg(1))
+    .option('--shard-bytes <size>', 'target shard size instead of --shards, e.g. 500MB or 1GiB', byteSizeArg)
+    .addOption(new Option('--format <format>', 'file type when --out is a folder').choices(['parquet', 'jsonl']))
+    .option('--card <file.md>', 'write a Hugging Face dataset card (YAML front matter, funnel, schema, histograms, length audit)')
     .addHelpText(
       'after',
       `
@@ -121,6 +183,8 @@ Examples:
   $ divergence-mine mine --parquet trajectories.parquet --out pairs.jsonl --stats stats.json
   $ divergence-mine mine --parquet 'data/*.parquet' --out pairs.parquet --seed 1
   $ divergence-mine mine rows.jsonl.gz --out - | head -n 1
+  $ divergence-mine mine --parquet trajectories.parquet --shape trl --prompt-window 40 \\
+        --split dev=0.05 --shards 4 --out hub/data --card hub/README.md
 
 Exit codes: 0 ok, 2 usage, 3 missing input, 4 not parquet, 5 corrupt input, 6 schema, 7 bad value,
 8 output path, 130/143 interrupted. See README "Errors and exit codes".`,
@@ -130,6 +194,72 @@ Exit codes: 0 ok, 2 usage, 3 missing input, 4 not parquet, 5 corrupt input, 6 sc
     });
 }
 
+/** The training-output part of the command line, checked before any work starts. */
+interface TrainPlan {
+  layout: OutputLayout;
+  promptWindow: number | undefined;
+  specs: SplitSpec[];
+  splitBy: SplitBy;
+  /** Set when --out is a folder (--split, --shards or --shard-bytes). */
+  folder: { dir: string; format: OutputFormat; sharding: Sharding } | null;
+}
+
+function trainPlan(o: MineCliOptions): TrainPlan {
+  const shape = o.shape ?? 'published';
+  let specs: SplitSpec[];
+  try {
+    specs = parseSplitSpecs(o.split ?? []);
+  } catch (e) {
+    throw new UserError((e as Error).message, ExitCode.usage);
+  }
+  if (o.shards !== undefined && o.shardBytes !== undefined) throw new UserError('give --shards or --shard-bytes, not both', ExitCode.usage);
+  const sharding: Sharding = o.shards !== undefined ? { count: o.shards } : o.shardBytes !== undefined ? { bytes: o.shardBytes } : null;
+  const toFolder = specs.length > 0 || sharding !== null;
+  if (toFolder && o.partition)
+    throw new UserError('--split and --shards need the whole run; mine without --partition (or split the merged output)', ExitCode.usage);
+  if (o.card && o.partition) throw new UserError('--card describes a whole run; write it without --partition', ExitCode.usage);
+  if (o.card && o.out === '-') throw new UserError('--card needs output files to describe; --out - writes to stdout', ExitCode.usage);
+  let folder: TrainPlan['folder'] = null;
+  if (toFolder) {
+    if (o.out === '-') throw new UserError('--split and --shards write several files: give --out a folder, not -', ExitCode.usage);
+    if (/\.(jsonl|parquet)$/i.test(o.out))
+      throw new UserError(
+        `--split and --shards write several files: --out names a folder (e.g. --out data), not ${o.out}; choose the file type with --format`,
+        ExitCode.usage,
+      );
+    folder = { dir: o.out.replace(/[\\/]+$/, '') || o.out, format: o.format ?? 'parquet', sharding };
+  } else {
+    const f = outputFormat(o.out);
+    if (o.format !== undefined && o.format !== f) throw new UserError(`--format ${o.format} does not match --out ${o.out}`, ExitCode.usage);
+  }
+  return {
+    layout: { shape, arguments: o.arguments ?? 'object', windowed: o.promptWindow !== undefined },
+    promptWindow: o.promptWindow,
+    specs,
+    splitBy: o.splitBy ?? 'instance',
+    folder,
+  };
+}
+
+/** data_files of the card: paths relative to the card's folder, with forward slashes (the Hub's view). */
+function cardDataFiles(card: string, out: string, plan: TrainPlan, result: FolderResult | null): DataFilesEntry[] {
+  const rel = (p: string) => relative(dirname(card), p).split(sep).join('/');
+  if (!plan.folder || !result) return [{ split: 'train', path: rel(out) }];
+  const dir = rel(plan.folder.dir);
+  const ext = plan.folder.format;
+  return ['train', ...plan.specs.map((s) => s.name)].map((split) => ({
+    split,
+    path: dataFilesPattern(split, split === 'train' ? result.trainShards : null, ext, dir === '' ? '' : dir),
+  }));
+}
+
+function humanBytes(n: number): string {
+  if (n < 1e3) return `${n} B`;
+  if (n < 1e6) return `${(n / 1e3).toFixed(1)} kB`;
+  if (n < 1e9) return `${(n / 1e6).toFixed(1)} MB`;
+  return `${(n / 1e9).toFixed(2)} GB`;
+}
+
 export async function runMine(positional: string[], o: MineCliOptions): Promise<void> {
   const inputs = [
     ...resolveInputs(o.parquet ?? [], 'parquet'),
@@ -137,9 +267,12 @@ export async function runMine(positional: string[], o: MineCliOptions): Promise<
     ...resolveInputs(positional, null),
   ];
   if (inputs.length === 0) throw new UserError('no input: give --parquet <path>, --jsonl <path> or input files', ExitCode.usage);
-  outputFormat(o.out);
-  if (o.out !== '-') checkOutputPath(o.out, o.force);
+  const plan = trainPlan(o);
+  const { layout } = plan;
+  const splitNames = ['train', ...plan.specs.map((s) => s.name)];
+  if (!plan.folder && o.out !== '-') checkOutputPath(o.out, o.force);
   if (o.stats) checkOutputPath(o.stats, o.force, 'stats');
+  if (o.card) checkOutputPath(o.card, o.force, 'card');
   const options: MiningOptions = {
     maxPerSide: o.maxPerSide,
     maxPairsPerInstance: o.maxPairsPerInstance,
@@ -149,20 +282,93 @@ export async function runMine(positional: string[], o: MineCliOptions): Promise<
     skipBadRows: o.skipBadRows,
   };
   const progress = o.quiet ? silentProgress : new StderrProgress();
-  const sink = openPublishedSink(o.out);
-  let summary;
+
+  let folderCreated = false;
+  let folder: FolderOutput | null = null;
+  let sink: RowSink<unknown> | null = null;
+  if (plan.folder) {
+    const spec = { ...plan.folder, layout, splits: splitNames, force: o.force };
+    folderCreated = prepareFolder(spec).created;
+    folder = new FolderOutput(spec);
+  } else sink = openSink(o.out, layout);
+
+  // Row by row: window, reshape, split, count for the card, write.
+  const toolsCol = makeToolsColumnCache();
+  const tally: TrlTally = { wrapped_arguments: 0 };
+  const cardStats = new CardStats();
+  cardStats.declareSplits(splitNames);
+  const trl = layout.shape === 'trl';
+  const onPair = async (p: MinedPair): Promise<void> => {
+    let row: PairRow & { prompt_messages_dropped?: number } = p.row;
+    if (plan.promptWindow !== undefined) row = windowRow(row, plan.promptWindow);
+    const out = trl ? toTrlRow(row, { tools: null, toolsJson: toolsCol(p.tools), arguments: layout.arguments, tally }) : row;
+    const split = plan.specs.length > 0 ? assignSplit(groupKeyOf(row, plan.splitBy), plan.specs) : 'train';
+    cardStats.add(out, split);
+    if (folder) await folder.write(split, out, row.instance_id);
+    else await sink!.write(out);
+  };
+
+  let summary: MineSummary;
+  let result: FolderResult | null = null;
   try {
-    summary = await minePairs({ inputs, options, workers: o.workers, progress, partition: o.partition ?? null }, (p) => sink.write(p.row));
-    await sink.close();
+    summary = await minePairs({ inputs, options, workers: o.workers, progress, partition: o.partition ?? null, withTools: trl }, onPair);
+    if (folder) result = await folder.close();
+    else await sink!.close();
   } catch (e) {
-    sink.abort();
+    sink?.abort();
+    folder?.abort();
+    if (folderCreated) {
+      try {
+        rmdirSync(plan.folder!.dir); // only if still empty
+      } catch {
+        /* not empty or gone */
+      }
+    }
     if (e instanceof BrokenPipe) return;
     throw e;
   }
   for (const w of summary.warnings) process.stderr.write(`divergence-mine: warning: ${w}\n`);
+  if (tally.wrapped_arguments > 0)
+    process.stderr.write(
+      `divergence-mine: warning: ${tally.wrapped_arguments} tool calls have arguments that are not a JSON object; ` +
+        'written as {"malformed_arguments": "<raw text>"} (--arguments object)\n',
+    );
+  const splitCounts = plan.specs.length > 0 ? cardStats.splitCounts() : null;
+  const train: TrainRunInfo = {
+    shape: layout.shape,
+    arguments: layout.arguments,
+    ...(plan.promptWindow !== undefined ? { promptWindow: plan.promptWindow } : {}),
+    split: plan.specs.length > 0 ? { by: plan.splitBy, specs: plan.specs } : null,
+    outputs: result,
+    splitCounts,
+    wrappedArguments: tally.wrapped_arguments,
+  };
   if (o.stats) {
-    const run = { partition: o.partition ?? null, badRowsIndexPass: summary.badRowsIndexPass, fingerprint: fingerprintInputs(inputs) };
+    const run = { partition: o.partition ?? null, badRowsIndexPass: summary.badRowsIndexPass, fingerprint: fingerprintInputs(inputs), train };
     writeJsonAtomic(o.stats, statsDocument(summary.counters, options, inputs, run));
   }
-  if (!o.quiet) process.stderr.write(formatCounters(summary.counters));
+  if (o.card) {
+    const text = renderCard({
+      argv: ['divergence-mine', ...process.argv.slice(2)],
+      contractVersion: CONTRACT_VERSION,
+      counters: summary.counters,
+      stats: cardStats,
+      dataFiles: cardDataFiles(o.card, o.out, plan, result),
+      shape: layout.shape,
+      arguments: layout.arguments,
+      promptWindow: plan.promptWindow ?? null,
+      split: plan.specs.length > 0 ? { by: plan.splitBy, specs: plan.specs } : null,
+      generator: `divergence-mine ${VERSION}`,
+    });
+    const tmp = tempPathFor(o.card);
+    trackTemp(tmp);
+    writeFileSync(tmp, text);
+    commitTemp(tmp, o.card);
+  }
+  if (!o.quiet) {
+    process.stderr.write(formatCounters(summary.counters));
+    if (plan.specs.length > 0) process.stderr.write(splitCountsLine(cardStats, plan.splitBy) + '\n');
+    if (result)
+      for (const f of result.files) process.stderr.write(`  ${f.path}: ${f.rows.toLocaleString('en-US')} rows, ${humanBytes(f.bytes)}\n`);
+  }
 }

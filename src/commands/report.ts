@@ -83,8 +83,8 @@ export function registerReport(program: Command): Command {
     .command('report')
     .summary('write a self-contained HTML report of a pairs file')
     .description(
-      'Write one HTML file (no network needed to view it): the mining funnel (with --stats), histograms of\n' +
-        'divergence turn and action similarity, the tool mix of chosen vs rejected, pairs per repository, and a\n' +
+      'Write one HTML file (no network needed to view it): the mining funnel (with --stats), histograms of ' +
+        'divergence turn and action similarity, the tool mix of chosen vs rejected, pairs per repository, and a ' +
         'searchable table of pairs whose rows open the side-by-side diff that `show` prints.',
     )
     .argument('<pairs>', 'pairs file written by `divergence-mine mine` (.jsonl, .jsonl.gz or .parquet)')

@@ -105,9 +105,9 @@ export function registerShow(program: Command, io?: ShowIO): Command {
     .command('show')
     .summary('print one pair: last prompt messages, then chosen vs rejected side by side')
     .description(
-      'Print one pair of a pairs file (.jsonl, .jsonl.gz or .parquet): a header (ids, turn, message index,\n' +
-        'similarity), the last prompt messages in compact form, then the chosen and rejected actions side by\n' +
-        'side (stacked when the terminal is narrow) with the parts that differ highlighted. Colour only on a\n' +
+      'Print one pair of a pairs file (.jsonl, .jsonl.gz or .parquet): a header (ids, turn, message index, ' +
+        'similarity), the last prompt messages in compact form, then the chosen and rejected actions side by ' +
+        'side (stacked when the terminal is narrow) with the parts that differ highlighted. Colour only on a ' +
         'terminal, and never when NO_COLOR is set; without colour, differences are marked {+chosen+} and [-rejected-].',
     )
     .argument('<pairs>', 'pairs file written by `divergence-mine mine`')

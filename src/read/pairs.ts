@@ -167,6 +167,8 @@ function parseJsonLine(path: string, line: number, text: string): Record<string,
 interface ParquetHandle {
   file: ParquetFile;
   numRows: number;
+  /** rows per row group, in file order */
+  rowGroupRows: number[];
   columns: string[];
 }
 
@@ -189,7 +191,8 @@ async function openParquet(path: string): Promise<ParquetHandle> {
       ExitCode.schema,
     );
   }
-  return { file, numRows: file.metadata().fileMetadata().numRows(), columns };
+  const md = file.metadata();
+  return { file, numRows: md.fileMetadata().numRows(), rowGroupRows: md.rowGroups().map((g) => g.numRows()), columns };
 }
 
 interface Batch {
@@ -204,15 +207,23 @@ async function* scanParquet(
   path: string,
   h: ParquetHandle,
   columns: string[],
-  opts: { offset?: number; limit?: number; batchSize?: number; promptTail?: number },
+  opts: { rowGroup?: number; offset?: number; limit?: number; batchSize?: number; promptTail?: number },
 ): AsyncGenerator<Batch> {
+  // parquet-wasm applies offset/limit within each row group, so they are only used with one row group.
+  if ((opts.offset !== undefined || opts.limit !== undefined) && opts.rowGroup === undefined) throw new Error('offset/limit need a row group');
   let stream;
   try {
-    stream = await h.file.stream({ columns, batchSize: opts.batchSize ?? 128, offset: opts.offset, limit: opts.limit });
+    stream = await h.file.stream({
+      columns,
+      batchSize: opts.batchSize ?? 128,
+      rowGroups: opts.rowGroup === undefined ? undefined : [opts.rowGroup],
+      offset: opts.offset,
+      limit: opts.limit,
+    });
   } catch (e) {
     throw new UserError(`${path}: cannot read parquet data: ${(e as Error)?.message ?? String(e)}`, ExitCode.corrupt);
   }
-  let row = opts.offset ?? 0;
+  let row = (opts.offset ?? 0) + h.rowGroupRows.slice(0, opts.rowGroup ?? 0).reduce((a, b) => a + b, 0);
   const reader = (stream as unknown as ReadableStream<{ intoIPCStream(): Uint8Array }>).getReader();
   try {
     for (;;) {
@@ -321,7 +332,12 @@ export async function readPairAt(path: string, index: number, opts: ReadPairsOpt
   }
   const h = await openParquet(path);
   if (index >= h.numRows) return null;
-  for await (const { get, n, first } of scanParquet(path, h, pairColumns(h), { offset: index, limit: 1, batchSize: 1, promptTail: opts.promptTail })) {
+  let group = 0;
+  let local = index;
+  while (group < h.rowGroupRows.length && local >= (h.rowGroupRows[group] as number)) local -= h.rowGroupRows[group++] as number;
+  if (group >= h.rowGroupRows.length) return null;
+  const only = { rowGroup: group, offset: local, limit: 1, batchSize: 1, promptTail: opts.promptTail };
+  for await (const { get, n, first } of scanParquet(path, h, pairColumns(h), only)) {
     if (n < 1) continue;
     const { pair, promptLength } = toPair(rowFromGetters(get, 0), `${path}: row ${first}`, opts.promptTail, true);
     return { index: first, pair, promptLength };

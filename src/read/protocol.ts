@@ -1,6 +1,9 @@
 // Messages between the main thread and the decode workers (read/worker.ts).
 import type { ErrorPayload } from '../errors.js';
 
+/** `wasm`: parquet-wasm (no native code); `duckdb`: DuckDB's native reader through @duckdb/node-api. */
+export type Engine = 'wasm' | 'duckdb';
+
 export interface FieldInfo {
   name: string;
   type: string;
@@ -22,6 +25,9 @@ export type Task =
       keys: number[];
       reasoningKeys: string[];
       withTools: boolean;
+      /** Which decoder reads the trajectory column; `rowOffset` is the file row of the group's first row. */
+      engine: Engine;
+      rowOffset: number;
     }
   | { kind: 'decode-jsonl'; path: string; lines: number[]; keys: number[]; reasoningKeys: string[]; withTools: boolean };
 

@@ -87,7 +87,65 @@ function toolsJson(v: unknown): string | null {
   return typeof v === 'string' ? v : JSON.stringify(v);
 }
 
+type DuckConnection = { stream(sql: string): Promise<{ fetchChunk(): Promise<DuckChunk | null> }> };
+type DuckChunk = { rowCount: number; getColumnVector(i: number): { getItem(i: number): unknown } };
+let duck: Promise<DuckConnection> | null = null;
+
+async function duckConnection(): Promise<DuckConnection> {
+  duck ??= (async () => {
+    let mod: typeof import('@duckdb/node-api');
+    try {
+      mod = await import('@duckdb/node-api');
+    } catch (e) {
+      throw new UserError(`--engine duckdb needs the optional package @duckdb/node-api, which failed to load (${(e as Error).message}); use --engine wasm`, ExitCode.usage);
+    }
+    // One DuckDB thread per worker: the pool already runs one task per core.
+    const instance = await mod.DuckDBInstance.create(':memory:', { threads: '1' });
+    return (await instance.connect()) as unknown as DuckConnection;
+  })();
+  return duck;
+}
+
+function sqlString(s: string): string {
+  return `'${s.replaceAll("'", "''")}'`;
+}
+
+/** The same rows as `decode`, read by DuckDB's native parquet reader: trajectories arrive as JSON text. */
+async function decodeDuck(task: Extract<Task, { kind: 'decode' }>): Promise<DecodeResult> {
+  const conn = await duckConnection();
+  const reasoning = new Set(task.reasoningKeys);
+  const tally: NormaliseTally = { malformed_arguments: 0, unknown_roles: 0 };
+  const out: DecodedTrajectory[] = [];
+  const w = spillWriter();
+  const keyOf = new Map<number, number>();
+  task.rows.forEach((r, k) => keyOf.set(task.rowOffset + r, task.keys[k]!));
+  const tools = task.withTools ? ', to_json(tools)::VARCHAR' : '';
+  // file_row_number filters prune other row groups, so each task decodes only its own.
+  const sql =
+    `SELECT file_row_number, to_json(trajectory)::VARCHAR${tools} FROM read_parquet(${sqlString(task.path)}, file_row_number=true) ` +
+    `WHERE file_row_number IN (${[...keyOf.keys()].join(',')}) ORDER BY file_row_number`;
+  const res = await conn.stream(sql);
+  for (let chunk = await res.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await res.fetchChunk()) {
+    const rn = chunk.getColumnVector(0);
+    const js = chunk.getColumnVector(1);
+    const tv = task.withTools ? chunk.getColumnVector(2) : null;
+    for (let i = 0; i < chunk.rowCount; i++) {
+      const key = keyOf.get(Number(rn.getItem(i)))!;
+      const text = js.getItem(i) as string | null;
+      const t = encodeTrajectory(key, text === null ? null : JSON.parse(text), reasoning, tally, w);
+      if (tv) t.tools = (tv.getItem(i) as string | null) ?? null;
+      out.push(t);
+    }
+  }
+  w.flush();
+  if (out.length !== task.rows.length) throw new UserError(`${task.path}: row group ${task.rowGroup}: expected ${task.rows.length} rows, DuckDB returned ${out.length}`, ExitCode.corrupt);
+  out.sort((a, b) => a.key - b.key);
+  const rowsDecoded = task.rows.length;
+  return { spill: spillIndex, trajectories: out, ...tally, rowsDecoded };
+}
+
 async function decode(task: Extract<Task, { kind: 'decode' }>): Promise<DecodeResult> {
+  if (task.engine === 'duckdb') return decodeDuck(task);
   const reasoning = new Set(task.reasoningKeys);
   const tally: NormaliseTally = { malformed_arguments: 0, unknown_roles: 0 };
   const out: DecodedTrajectory[] = [];

@@ -114,6 +114,11 @@ export class CardStats {
   private readonly leakedInstances = new Set<string>();
   private readonly repoSplits = new Map<string, Set<string>>();
 
+  /** Register splits up front, in report order; a split that gets no rows is still reported (zeros). */
+  declareSplits(names: readonly string[]): void {
+    for (const n of names) if (!this.splits.has(n)) this.splits.set(n, { rows: 0, instances: new Set(), repos: new Set() });
+  }
+
   add(row: CardRowLike, split = 'train'): void {
     this.rows++;
     bump(this.turns, row.divergence_turn);
@@ -155,7 +160,7 @@ export class CardStats {
     }
   }
 
-  /** Rows, instances and repositories per split, in first-seen order. */
+  /** Rows, instances and repositories per split, in declared, then first-seen order. */
   splitCounts(): { split: string; rows: number; instances: number; repos: number }[] {
     return [...this.splits.entries()].map(([split, t]) => ({
       split,

@@ -43,6 +43,71 @@ export function fullMessage(m: { role: string; content: string | null; name?: st
   return { role: m.role, content: m.content, name: m.name ?? null, tool_call_id: m.tool_call_id ?? null, tool_calls: m.tool_calls ?? null };
 }
 
+// ---- the `trl` shape (src/train/trl.ts): messages with real tool-call arrays
+
+/**
+ * Field metadata of the canonical Arrow JSON extension type (`arrow.json`, storage utf8). pyarrow
+ * >= 19 reads it as `pa.json_()` and `datasets` >= 4.7 as its `Json()` feature, which decodes the
+ * text back to objects; readers that do not know it see a plain string.
+ */
+export const JSON_EXTENSION_METADATA: ReadonlyMap<string, string> = new Map([
+  ['ARROW:extension:name', 'arrow.json'],
+  ['ARROW:extension:metadata', ''],
+]);
+
+/**
+ * A trl message: {role, content, tool_calls: list<{id, type, function: {name, arguments}}>, name,
+ * tool_call_id}. `arguments` is JSON text; with `jsonArguments` it is tagged `arrow.json`
+ * (`--arguments object`), otherwise a plain string (`--arguments string`).
+ */
+export function trlMessageStruct(jsonArguments: boolean): Struct {
+  const fn = new Struct([
+    new Field('name', new Utf8(), true),
+    new Field('arguments', new Utf8(), true, jsonArguments ? new Map(JSON_EXTENSION_METADATA) : undefined),
+  ]);
+  const call = new Struct([new Field('id', new Utf8(), true), new Field('type', new Utf8(), true), new Field('function', fn, true)]);
+  return new Struct([
+    new Field('role', new Utf8(), true),
+    new Field('content', new Utf8(), true),
+    new Field('tool_calls', new List(new Field('item', call, true)), true),
+    new Field('name', new Utf8(), true),
+    new Field('tool_call_id', new Utf8(), true),
+  ]);
+}
+
+export function trlMessageList(jsonArguments: boolean): List {
+  return new List(new Field('item', trlMessageStruct(jsonArguments), true));
+}
+
+interface TrlMessageLike {
+  role: string;
+  content: string | null;
+  tool_calls?: { id: string | null; type: string | null; function: { name: string | null; arguments: unknown } }[] | null;
+  name?: string | null;
+  tool_call_id?: string | null;
+}
+
+/** A trl message with all five fields (absent ones null), `arguments` as JSON text. */
+export function fullTrlMessage(m: TrlMessageLike) {
+  return {
+    role: m.role,
+    content: m.content,
+    tool_calls:
+      m.tool_calls == null
+        ? null
+        : m.tool_calls.map((c) => ({
+            id: c.id,
+            type: c.type,
+            function: {
+              name: c.function.name,
+              arguments: typeof c.function.arguments === 'string' ? c.function.arguments : (JSON.stringify(c.function.arguments ?? null) ?? null),
+            },
+          })),
+    name: m.name ?? null,
+    tool_call_id: m.tool_call_id ?? null,
+  };
+}
+
 const BATCH_ROWS = 256;
 const BATCH_BYTES = 32 << 20;
 

@@ -1,0 +1,239 @@
+#!/usr/bin/env node
+// Benchmark harness (issue 3): the miner against an independent DuckDB baseline on the same
+// parquet file, in one run and process tree.
+//
+//   npm run bench -- --file bench/data/twin-67k.parquet [--file4x bench/data/twin-268k.parquet] [--runs 3]
+//
+// For every measured command: wall seconds, CPU seconds (user+sys of the child) and peak RSS
+// (max RSS of the child process; worker threads share it), from /usr/bin/time. Medians of
+// --runs runs (the configurations are interleaved run by run). Measured:
+//   miner     node bin/divergence-mine mine --parquet F --out <tmp>.jsonl --quiet --force --workers N   (N = --workers, 1,2)
+//   duckdb    node bench/run.mjs --scan-child F --threads T: DuckDB (@duckdb/node-api) decoding every
+//             message string of F (content, name, tool_call_id, tool-call id/name/arguments) plus the
+//             row columns the miner reads (trajectory_id, instance_id, repo, resolved).
+// Results go to stdout and into bench/README.md between the bench:results markers (--no-readme: not).
+// Options: --file F (default bench/data/twin-67k.parquet) --file4x F --runs N (3) --runs4x N (= --runs)
+//          --workers 1,2 --threads 2 --duckdb-4x (also scan the 4x file) --no-warmup --no-readme
+import { parseArgs } from 'node:util';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, createReadStream } from 'node:fs';
+import { cpus, totalmem, tmpdir, loadavg, release } from 'node:os';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const ROOT = resolve(HERE, '..');
+const BIN = join(ROOT, 'bin', 'divergence-mine');
+const TIME = '/usr/bin/time';
+const README = join(HERE, 'README.md');
+const START = '<!-- bench:results:start -->';
+const END = '<!-- bench:results:end -->';
+const GiB = 1024 ** 3;
+const TARGETS = { wallRatio: 1.5, rssBytes: 1.5 * GiB, rss4x: 1.25, speedup2: 1.6 };
+
+// ---------------------------------------------------------------------------------------------
+// Child mode: the DuckDB baseline scan (run under /usr/bin/time by the parent).
+async function scanChild(file, threads) {
+  const { DuckDBInstance } = await import('@duckdb/node-api');
+  const t0 = performance.now();
+  const inst = await DuckDBInstance.create(':memory:', { threads: String(threads) });
+  const conn = await inst.connect();
+  const f = `'${file.replaceAll("'", "''")}'`;
+  const r = await conn.runAndReadAll(`
+    SELECT count(*) AS messages,
+      count(DISTINCT trajectory_id) AS trajectories,
+      sum(length(trajectory_id) + length(instance_id) + coalesce(length(repo), 0) + coalesce(resolved, 0)) AS row_chars,
+      sum(coalesce(length(m.content), 0)) AS content_chars,
+      sum(length(m.role) + coalesce(length(m.name), 0) + coalesce(length(m.tool_call_id), 0)) AS meta_chars,
+      sum(coalesce(list_sum(list_transform(m.tool_calls,
+        c -> length(c.function.arguments) + length(c.function."name") + length(c.id) + length(c."type"))), 0)) AS call_chars
+    FROM (SELECT trajectory_id, instance_id, repo, resolved, unnest(trajectory) AS m FROM read_parquet(${f}))`);
+  const row = r.getRows()[0].map(Number);
+  const names = r.columnNames();
+  const out = Object.fromEntries(names.map((n, i) => [n, row[i]]));
+  out.seconds = (performance.now() - t0) / 1000;
+  conn.closeSync?.();
+  inst.closeSync?.();
+  process.stdout.write(JSON.stringify(out) + '\n');
+}
+
+// ---------------------------------------------------------------------------------------------
+function parseCli(argv) {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      file: { type: 'string', default: join('bench', 'data', 'twin-67k.parquet') },
+      file4x: { type: 'string' },
+      runs: { type: 'string', default: '3' },
+      runs4x: { type: 'string' },
+      workers: { type: 'string', default: '1,2' },
+      threads: { type: 'string', default: '2' },
+      'duckdb-4x': { type: 'boolean', default: false },
+      'no-warmup': { type: 'boolean', default: false },
+      'no-readme': { type: 'boolean', default: false },
+      'scan-child': { type: 'string' },
+    },
+    strict: true,
+  });
+  return {
+    file: resolve(ROOT, values.file), file4x: values.file4x ? resolve(ROOT, values.file4x) : null,
+    runs: Number(values.runs), runs4x: Number(values.runs4x ?? values.runs),
+    workers: values.workers.split(',').map(Number), threads: Number(values.threads),
+    duckdb4x: values['duckdb-4x'], warmup: !values['no-warmup'], readme: !values['no-readme'],
+    scanChild: values['scan-child'],
+  };
+}
+
+const median = (xs) => { const s = [...xs].sort((a, b) => a - b); const n = s.length; return n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2; };
+const fmt = (x, d = 2) => (x == null || Number.isNaN(x) ? '-' : x.toFixed(d));
+const mib = (b) => b / 1024 ** 2;
+
+/** Run `argv` under /usr/bin/time; resolves {wall, cpu, user, sys, rss (bytes), stdout}. */
+function timed(argv, cwd) {
+  const dir = mkdtempSync(join(tmpdir(), 'dm-bench-time-'));
+  const tf = join(dir, 'time.txt');
+  return new Promise((res, rej) => {
+    const t0 = performance.now();
+    const p = spawn(TIME, ['-f', '%e %U %S %M', '-o', tf, ...argv], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '', err = '';
+    p.stdout.on('data', (d) => { out += d; });
+    p.stderr.on('data', (d) => { err += d; if (err.length > 1e6) err = err.slice(-1e5); });
+    p.on('error', rej);
+    p.on('close', (code) => {
+      const wallOuter = (performance.now() - t0) / 1000;
+      try {
+        if (code !== 0) throw new Error(`${argv.join(' ')} exited with ${code}\n${err.slice(-2000)}`);
+        const [e, u, s, m] = readFileSync(tf, 'utf8').trim().split('\n').pop().split(/\s+/).map(Number);
+        res({ wall: e, wallOuter, user: u, sys: s, cpu: u + s, rss: m * 1024, stdout: out });
+      } catch (x) { rej(x); } finally { rmSync(dir, { recursive: true, force: true }); }
+    });
+  });
+}
+
+async function warm(file) {
+  const t0 = performance.now();
+  await new Promise((res, rej) => createReadStream(file, { highWaterMark: 8 << 20 }).on('data', () => {}).on('end', res).on('error', rej));
+  return (performance.now() - t0) / 1000;
+}
+
+async function machineFacts() {
+  const facts = {
+    nproc: cpus().length, cpu: cpus()[0]?.model ?? '?', memory_gib: +(totalmem() / GiB).toFixed(1), node: process.version,
+    os: `${process.platform} ${release()}`, loadavg_start: loadavg().map((x) => +x.toFixed(2)),
+  };
+  try { facts.duckdb = JSON.parse(readFileSync(join(ROOT, 'node_modules', '@duckdb', 'node-api', 'package.json'), 'utf8')).version; } catch { /* absent */ }
+  return facts;
+}
+
+function summarise(samples) {
+  return {
+    runs: samples.length, wall: median(samples.map((s) => s.wall)), cpu: median(samples.map((s) => s.cpu)),
+    rss: median(samples.map((s) => s.rss)), rssMax: Math.max(...samples.map((s) => s.rss)),
+    walls: samples.map((s) => s.wall),
+  };
+}
+
+async function main() {
+  const opt = parseCli(process.argv.slice(2));
+  if (opt.scanChild) return scanChild(opt.scanChild, opt.threads);
+  if (!existsSync(TIME)) throw new Error(`${TIME} not found: install it (Debian: apt-get install -y time)`);
+  if (!existsSync(join(ROOT, 'dist', 'cli.js'))) throw new Error('dist/cli.js missing: run `npm run build` (npm run bench builds first)');
+  for (const f of [opt.file, opt.file4x]) if (f && !existsSync(f)) throw new Error(`${f} not found: generate it with npm run bench:gen (see bench/README.md)`);
+  const facts = await machineFacts();
+  const tmp = mkdtempSync(join(tmpdir(), 'dm-bench-'));
+  const rel = (p) => (p.startsWith(`${ROOT}/`) ? relative(ROOT, p) : p);
+  const minerArgv = (file, w) => ['node', BIN, 'mine', '--parquet', file, '--out', join(tmp, 'x.jsonl'), '--quiet', '--force', '--workers', String(w)];
+  const duckArgv = (file) => ['node', join(HERE, 'run.mjs'), '--scan-child', file, '--threads', String(opt.threads)];
+  const show = (argv) => argv.map((a) => (a.startsWith(tmp) ? `/tmp/${a.slice(tmp.length + 1)}` : a.startsWith(ROOT) ? rel(a) : a)).join(' ');
+
+  // Configurations: [label, file, argv, runs]
+  const configs = [];
+  for (const w of opt.workers) configs.push({ key: `miner-w${w}`, label: `miner --workers ${w}`, file: opt.file, argv: minerArgv(opt.file, w), runs: opt.runs });
+  configs.push({ key: 'duckdb', label: `DuckDB scan (threads=${opt.threads})`, file: opt.file, argv: duckArgv(opt.file), runs: opt.runs });
+  if (opt.file4x) {
+    for (const w of opt.workers) configs.push({ key: `miner-w${w}-4x`, label: `miner --workers ${w} (4x rows)`, file: opt.file4x, argv: minerArgv(opt.file4x, w), runs: opt.runs4x });
+    if (opt.duckdb4x) configs.push({ key: 'duckdb-4x', label: `DuckDB scan (threads=${opt.threads}, 4x rows)`, file: opt.file4x, argv: duckArgv(opt.file4x), runs: opt.runs4x });
+  }
+  const results = {};
+  const warmups = {};
+  try {
+    if (opt.warmup) for (const f of [opt.file, opt.file4x].filter(Boolean)) { warmups[rel(f)] = await warm(f); console.error(`bench: page cache warmed for ${rel(f)} in ${warmups[rel(f)].toFixed(1)} s`); }
+    const maxRuns = Math.max(...configs.map((c) => c.runs));
+    for (let r = 0; r < maxRuns; r++) {
+      for (const c of configs) {
+        if (r >= c.runs) continue;
+        const s = await timed(c.argv, ROOT);
+        if (c.key.startsWith('duckdb')) s.scan = JSON.parse(s.stdout.trim().split('\n').pop());
+        (results[c.key] ??= []).push(s);
+        console.error(`bench: run ${r + 1} ${c.label}: wall ${fmt(s.wall)} s, cpu ${fmt(s.cpu)} s, max RSS ${fmt(mib(s.rss), 0)} MiB`);
+      }
+    }
+  } finally { rmSync(tmp, { recursive: true, force: true }); }
+  facts.loadavg_end = loadavg().map((x) => +x.toFixed(2));
+
+  const S = Object.fromEntries(Object.entries(results).map(([k, v]) => [k, summarise(v)]));
+  const lines = [];
+  const size = (f) => `${(statSync(f).size / 1e9).toFixed(3)} GB`;
+  lines.push(`Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC by \`bench/run.mjs\`.`);
+  lines.push('');
+  lines.push(`- file: \`${rel(opt.file)}\` (${size(opt.file)})${opt.file4x ? `; 4x file: \`${rel(opt.file4x)}\` (${size(opt.file4x)})` : ''}`);
+  lines.push(`- machine: ${facts.nproc} CPUs (${facts.cpu}), ${facts.memory_gib} GiB RAM, ${facts.os}; node ${facts.node}; @duckdb/node-api ${facts.duckdb ?? '?'}`);
+  lines.push(`- load average at start ${facts.loadavg_start.join(' / ')}, at end ${facts.loadavg_end.join(' / ')} (the machine may be shared: compare ratios, not absolutes)`);
+  lines.push(`- medians of ${opt.runs} run(s)${opt.file4x ? ` (4x file: ${opt.runs4x})` : ''}, configurations interleaved; page cache warmed first: ${opt.warmup ? 'yes' : 'no'}`);
+  lines.push('');
+  lines.push('| measurement | runs | wall s (median) | CPU s user+sys | peak RSS MiB (median / max) | wall s, every run |');
+  lines.push('|---|---:|---:|---:|---:|---|');
+  for (const c of configs) {
+    const s = S[c.key];
+    if (!s) continue;
+    lines.push(`| ${c.label} | ${s.runs} | ${fmt(s.wall)} | ${fmt(s.cpu)} | ${fmt(mib(s.rss), 0)} / ${fmt(mib(s.rssMax), 0)} | ${s.walls.map((x) => fmt(x)).join(', ')} |`);
+  }
+  lines.push('');
+  const checks = [];
+  const duck = S.duckdb;
+  for (const w of opt.workers) {
+    const m = S[`miner-w${w}`];
+    if (m && duck) checks.push([`miner --workers ${w} wall / DuckDB scan wall`, m.wall / duck.wall, `<= ${TARGETS.wallRatio}`, m.wall / duck.wall <= TARGETS.wallRatio]);
+  }
+  for (const w of opt.workers) {
+    for (const sfx of ['', '-4x']) {
+      const m = S[`miner-w${w}${sfx}`];
+      if (m) checks.push([`miner --workers ${w}${sfx ? ' (4x rows)' : ''} peak RSS (GiB, max of runs)`, m.rssMax / GiB, `<= ${TARGETS.rssBytes / GiB}`, m.rssMax <= TARGETS.rssBytes]);
+    }
+  }
+  if (S['miner-w1'] && S['miner-w2']) {
+    const sp = S['miner-w1'].wall / S['miner-w2'].wall;
+    checks.push(['speedup --workers 2 vs --workers 1 (wall)', sp, `>= ${TARGETS.speedup2}`, sp >= TARGETS.speedup2]);
+  }
+  for (const w of opt.workers) {
+    const a = S[`miner-w${w}`], b = S[`miner-w${w}-4x`];
+    if (a && b) checks.push([`miner --workers ${w}: peak RSS 4x rows / 1x rows`, b.rssMax / a.rssMax, `<= ${TARGETS.rss4x}`, b.rssMax / a.rssMax <= TARGETS.rss4x]);
+  }
+  lines.push('| check | value | target | met |');
+  lines.push('|---|---:|---|---|');
+  for (const [name, v, t, okk] of checks) lines.push(`| ${name} | ${fmt(v)} | ${t} | ${okk ? 'yes' : '**no**'} |`);
+  lines.push('');
+  if (duck?.runs) {
+    const sc = results.duckdb[0].scan;
+    lines.push(`DuckDB scan decoded ${sc.messages.toLocaleString('en-US')} messages of ${sc.trajectories.toLocaleString('en-US')} trajectories (${(sc.content_chars / 1e9).toFixed(2)} G content chars, ${(sc.call_chars / 1e9).toFixed(2)} G tool-call chars).`);
+    lines.push('');
+  }
+  lines.push('Commands (run from the repository root; `<tmp>` is a temporary directory):');
+  lines.push('');
+  lines.push('```sh');
+  lines.push(`npm run bench -- ${process.argv.slice(2).join(' ')}`.trim());
+  for (const c of configs) lines.push(`/usr/bin/time -f '%e %U %S %M' ${show(c.argv).replace(/\/tmp\/x\.jsonl/, '<tmp>/x.jsonl')}`);
+  lines.push('```');
+  const section = lines.join('\n');
+  process.stdout.write(`${section}\n`);
+  if (opt.readme) {
+    const text = existsSync(README) ? readFileSync(README, 'utf8') : `# Benchmark\n\n${START}\n${END}\n`;
+    const i = text.indexOf(START), j = text.indexOf(END);
+    const next = i >= 0 && j > i ? `${text.slice(0, i + START.length)}\n${section}\n${text.slice(j)}` : `${text.trimEnd()}\n\n${START}\n${section}\n${END}\n`;
+    writeFileSync(README, next);
+    console.error(`bench: results written to ${rel(README)}`);
+  }
+  writeFileSync(join(tmpdir(), 'dm-bench-last.json'), JSON.stringify({ facts, options: opt, results, summary: S }, null, 1));
+}
+
+main().catch((e) => { console.error(`bench: ${e?.message ?? e}`); process.exit(1); });
