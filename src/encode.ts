@@ -5,7 +5,7 @@ import { emitMessage } from './emit.js';
 import { BadValue, type NormaliseTally } from './normalise.js';
 import { normaliseTrajectory } from './memory.js';
 import { ROLE_CODES, type DecodedTrajectory } from './read/protocol.js';
-import { keyAndSignature } from './sign.js';
+import { keyParts } from './sign.js';
 import type { SpillWriter } from './spill.js';
 
 export const HASH_BYTES = 16;
@@ -15,8 +15,11 @@ export function roleCode(role: string): number {
 }
 
 /** Truncated SHA-256: 128 bits make an accidental collision in one instance's walk negligible. */
-export function keyHash(key: string): Buffer {
-  return createHash('sha256').update(key).digest().subarray(0, HASH_BYTES);
+export function keyHash(key: string | readonly string[]): Buffer {
+  const h = createHash('sha256');
+  if (typeof key === 'string') h.update(key);
+  else for (const p of key) h.update(p);
+  return h.digest().subarray(0, HASH_BYTES);
 }
 
 export function encodeTrajectory(
@@ -46,8 +49,8 @@ export function encodeTrajectory(
   for (let i = 0; i < n; i++) {
     const m = messages[i]!;
     roles[i] = roleCode(m.role);
-    const { key: cmpKey, signature } = keyAndSignature(m, reasoningKeys);
-    hashes.set(keyHash(cmpKey), i * HASH_BYTES);
+    const { parts, signature } = keyParts(m, reasoningKeys);
+    hashes.set(keyHash(parts), i * HASH_BYTES);
     offsets[2 * i + 1] = spill.append(JSON.stringify(emitMessage(m)));
     offsets[2 * i + 2] = spill.append(signature);
   }

@@ -39,18 +39,24 @@ export function comparisonKey(msg: Message, reasoningKeys: ReadonlySet<string>):
 
 /** The comparison key and, for assistant messages, the action signature it is built from ('' otherwise). */
 export function keyAndSignature(msg: Message, reasoningKeys: ReadonlySet<string>): { key: string; signature: string } {
-  if (msg.role === 'assistant') {
-    const signature = actionSignature(msg as { content: string | null; tool_calls: ToolCall[] | null }, reasoningKeys);
-    return { key: `assistant\n${signature}`, signature };
-  }
-  return { key: nonAssistantKey(msg), signature: '' };
+  const { parts, signature } = keyParts(msg, reasoningKeys);
+  return { key: parts.join(''), signature };
 }
 
-function nonAssistantKey(msg: Message): string {
+/**
+ * The comparison key as pieces whose concatenation is the key: hashing the pieces one by one avoids
+ * building a copy of every (large) tool output. `signature` is the action signature of an assistant
+ * message, '' otherwise.
+ */
+export function keyParts(msg: Message, reasoningKeys: ReadonlySet<string>): { parts: string[]; signature: string } {
   switch (msg.role) {
+    case 'assistant': {
+      const signature = actionSignature(msg as { content: string | null; tool_calls: ToolCall[] | null }, reasoningKeys);
+      return { parts: ['assistant\n', signature], signature };
+    }
     case 'tool':
-      return `tool\n${(msg as { name: string | null }).name ?? ''}\n${norm(msg.content)}`;
+      return { parts: ['tool\n', (msg as { name: string | null }).name ?? '', '\n', norm(msg.content)], signature: '' };
     default:
-      return `${msg.role}\n${norm(msg.content)}`;
+      return { parts: [`${msg.role}\n`, norm(msg.content)], signature: '' };
   }
 }

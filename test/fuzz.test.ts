@@ -8,7 +8,7 @@
 // the used columns, JSONL values of the used fields), exit 0 with a different but well-formed output.
 // Damage that only hits columns the miner does not read must give the identical output.
 //
-// DM_FUZZ_SEED, DM_FUZZ_CASES (default 208) and DM_FUZZ_CONCURRENCY (default 3) change the run;
+// DM_FUZZ_SEED, DM_FUZZ_CASES (default 200) and DM_FUZZ_CONCURRENCY (default 3) change the run;
 // a failing case keeps its folder and is printed with its seed. Fixtures derive from real rows of
 // nebius/SWE-rebench-openhands-trajectories (CC-BY-4.0, © Nebius; see test/support/robust-fixtures.mjs).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,7 +20,7 @@ import { readParquet } from 'parquet-wasm';
 import { ROOT, forkedRows, mapLimit, parquetLayout, rng, runCli, tempDir, tempLeftovers, toJsonl, writeUpstreamParquet } from './support/robust-fixtures.mjs';
 
 const SEED = Number(process.env.DM_FUZZ_SEED ?? 20261130);
-const CASES = Math.max(200, Number(process.env.DM_FUZZ_CASES ?? 208));
+const CASES = Math.max(200, Number(process.env.DM_FUZZ_CASES ?? 200));
 const CONCURRENCY = Math.max(1, Number(process.env.DM_FUZZ_CONCURRENCY ?? 3));
 const CASE_TIMEOUT = 30_000;
 /** Exit codes a damaged input may legitimately produce (not parquet, corrupt, schema, bad value). */
@@ -305,6 +305,15 @@ describe('fuzz: damaged inputs never crash, hang or leave output behind', () => 
       row[outcome]++;
       table.set(key, row);
     }
+    // Parquet cases by the region the damage touched (magic, used / unused column chunks, footer,
+    // other = bytes outside every chunk, e.g. bloom filters).
+    const regions = new Map<string, Record<Outcome, number>>();
+    for (const { c, outcome } of results) {
+      if (c.input !== 'parquet' || c.damage.startsWith('truncate')) continue;
+      const row = regions.get(c.where) ?? { identical: 0, changed: 0, error: 0, FAIL: 0 };
+      row[outcome]++;
+      regions.set(c.where, row);
+    }
     const codes = new Map<string, number>();
     for (const { outcome, code, stderr } of results) {
       if (outcome !== 'error') continue;
@@ -317,6 +326,8 @@ describe('fuzz: damaged inputs never crash, hang or leave output behind', () => 
       `  ${'input    damage'.padEnd(24)} identical  changed  error  FAIL`,
       ...[...table].sort().map(([k, v]) => `  ${k.padEnd(24)} ${String(v.identical).padStart(9)} ${String(v.changed).padStart(8)} ${String(v.error).padStart(6)} ${String(v.FAIL).padStart(5)}`),
       `  ${'total'.padEnd(24)} ${String(total('identical')).padStart(9)} ${String(total('changed')).padStart(8)} ${String(total('error')).padStart(6)} ${String(total('FAIL')).padStart(5)}`,
+      `  parquet damage by region (truncations aside):`,
+      ...[...regions].sort().map(([k, v]) => `    ${k.padEnd(22)} ${String(v.identical).padStart(9)} ${String(v.changed).padStart(8)} ${String(v.error).padStart(6)} ${String(v.FAIL).padStart(5)}`),
       `  clean errors: ${[...codes].sort().map(([k, v]) => `${k}: ${v}`).join(', ')}`,
     ];
     console.log(lines.join('\n'));
