@@ -7,7 +7,7 @@ import { createInterface } from 'node:readline';
 import { Command } from 'commander';
 import { COUNTER_NAMES, assertIdentity, emptyCounters, formatCounters, type Counters } from '../counters.js';
 import { ExitCode, UserError } from '../errors.js';
-import { openPublishedSink, outputFormat } from '../output.js';
+import { openSink, outputFormat, type OutputLayout } from '../output.js';
 import { ROW_LEVEL_COUNTERS, partitionOf } from '../partition.js';
 import { pairsFormat, readPairs } from '../read/pairs.js';
 import { compareStrings } from '../sample.js';
@@ -15,6 +15,7 @@ import type { PairRow } from '../types.js';
 import { checkOutputPath } from '../write/atomic.js';
 import { JsonlSink } from '../write/jsonl.js';
 import type { RowSink } from '../write/sink.js';
+import { readPairsFile } from './check-template.js';
 import { statsDocument, writeJsonAtomic } from './mine.js';
 
 interface PartStats {
@@ -119,20 +120,42 @@ function jsonlCursor(path: string): PartCursor {
   };
 }
 
-function parquetCursor(path: string): PartCursor {
-  const it = readPairs(path);
+function parquetCursor(path: string, plain: boolean): PartCursor {
+  // The published shape reads through the typed pairs reader; other layouts (trl, windowed) as the
+  // generic rows check-template reads, JSON columns decoded.
+  const typed = plain ? readPairs(path) : null;
+  const generic = plain ? null : readPairsFile(path);
   return {
     path,
     partition: null,
     async next() {
-      const r = await it.next();
-      return r.done ? null : { instance: r.value.pair.instance_id, item: r.value.pair };
+      if (typed) {
+        const r = await typed.next();
+        return r.done ? null : { instance: r.value.pair.instance_id, item: r.value.pair };
+      }
+      const r = await generic!.next();
+      if (r.done) return null;
+      const row = r.value.value as { instance_id?: unknown };
+      if (typeof row?.instance_id !== 'string') throw new UserError(`${path}: row ${r.value.index} has no instance_id`, ExitCode.schema);
+      return { instance: row.instance_id, item: row as PairRow };
     },
   };
 }
 
-export async function mergeParts(partPaths: string[], count: number, sink: RowSink<unknown>, rawSink: ((line: string) => Promise<void>) | null): Promise<number> {
-  const cursors = partPaths.map((p) => (pairsFormat(p) === 'parquet' ? parquetCursor(p) : jsonlCursor(p)));
+/** The output layout recorded in a partition's stats (shape, trl arguments, prompt window). */
+export function layoutOf(doc: PartStats['doc']): OutputLayout {
+  const opts = doc.options as { arguments?: 'object' | 'string'; prompt_window?: number };
+  return { shape: doc.shape === 'trl' ? 'trl' : 'published', arguments: opts.arguments ?? 'object', windowed: opts.prompt_window !== undefined };
+}
+
+export async function mergeParts(
+  partPaths: string[],
+  count: number,
+  sink: RowSink<unknown>,
+  rawSink: ((line: string) => Promise<void>) | null,
+  plain = true,
+): Promise<number> {
+  const cursors = partPaths.map((p) => (pairsFormat(p) === 'parquet' ? parquetCursor(p, plain) : jsonlCursor(p)));
   const heads = await Promise.all(cursors.map((c) => c.next()));
   let rows = 0;
   let last: string | null = null;
@@ -208,11 +231,17 @@ Example:
       outputFormat(o.out);
       if (o.out !== '-') checkOutputPath(o.out, o.force);
       if (o.statsOut) checkOutputPath(o.statsOut, o.force, 'stats');
-      const sink = openPublishedSink(o.out) as RowSink<unknown>;
+      const layout = layoutOf(stats[0]!.doc);
+      const plain = layout.shape === 'published' && !layout.windowed;
+      if (!plain && outputFormat(o.out) === 'jsonl' && parts.some((p) => pairsFormat(p) === 'parquet')) {
+        // Parquet rows of these layouts carry every struct field; JSONL ones only the role's fields.
+        throw new UserError(`${o.out}: merging ${layout.shape}${layout.windowed ? ' windowed' : ''} parquet parts into JSONL is not supported; merge into .parquet, or mine JSONL parts`, ExitCode.usage);
+      }
+      const sink = openSink(o.out, layout);
       const raw = sink instanceof JsonlSink ? (line: string) => sink.writeLine(line) : null;
       let rows: number;
       try {
-        rows = await mergeParts(parts, count, sink, raw);
+        rows = await mergeParts(parts, count, sink, raw, plain);
         if (rows !== counters.pairs_emitted) {
           throw new UserError(`the parts hold ${rows} rows but their stats say ${counters.pairs_emitted}; a part file is missing, extra or from another run`, ExitCode.usage);
         }

@@ -6,6 +6,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { formatCounters, type Counters } from '../counters.js';
 import { ExitCode, UserError } from '../errors.js';
 import { minePairs, type MinedPair, type MineSummary } from '../mine.js';
+import type { Engine } from '../read/protocol.js';
 import { CONTRACT_VERSION, DEFAULT_OPTIONS, type MiningOptions } from '../options.js';
 import { openSink, outputFormat, type OutputFormat, type OutputLayout } from '../output.js';
 import { fingerprintInputs, parsePartition, type Partition } from '../partition.js';
@@ -78,6 +79,7 @@ export interface MineCliOptions {
   shardBytes?: number;
   format?: OutputFormat;
   card?: string;
+  engine: Engine;
 }
 
 /** Training-output settings recorded in the stats file (only those that differ from the contract's output). */
@@ -154,7 +156,7 @@ export function registerMine(program: Command): void {
     .argument('[inputs...]', 'input files by extension (.parquet, .jsonl, .jsonl.gz), folders or globs')
     .option('--parquet <path>', 'parquet input: a file, a folder (every *.parquet below it, sorted) or a glob; repeatable', collect)
     .option('--jsonl <path>', 'JSONL input (.jsonl or .jsonl.gz, one row per line as `datasets` exports it); repeatable', collect)
-    .requiredOption('-o, --out <path>', 'output: *.jsonl, *.parquet, or - for JSONL on stdout')
+    .requiredOption('-o, --out <path>', 'output: *.jsonl, *.parquet, or - for JSONL on stdout (a folder with --split / --shards)')
     .option('--stats <file>', 'also write the counters, options and inputs as JSON')
     .option('--max-per-side <n>', 'trajectories kept per instance and side, by SHA-256 rank', intArg(1), d.maxPerSide)
     .option('--max-pairs-per-instance <n>', 'rows kept per instance', intArg(1), d.maxPairsPerInstance)
@@ -165,6 +167,11 @@ export function registerMine(program: Command): void {
     .option('-q, --quiet', 'no progress and no counters table on stderr', false)
     .addOption(new Option('--workers <n>', 'decode threads (output is identical for any number)').argParser(intArg(1)).default(availableParallelism(), 'number of cores'))
     .option('-f, --force', 'overwrite existing output and stats files', false)
+    .addOption(
+      new Option('--engine <engine>', 'decoder of the trajectory column: wasm (parquet-wasm, no native code) or duckdb (native, needs the optional @duckdb/node-api)')
+        .choices(['wasm', 'duckdb'])
+        .default('wasm'),
+    )
     .option('--partition <i/N>', 'only instances with uint64(SHA-256(instance_id)[0..8]) mod N = i; combine parts with `merge`', parsePartition)
     .optionsGroup('Training output:')
     .addOption(new Option('--shape <shape>', 'published (the contract) or trl (TRL DPOTrainer)').choices(['published', 'trl']).default('published'))
@@ -311,7 +318,7 @@ export async function runMine(positional: string[], o: MineCliOptions): Promise<
   let summary: MineSummary;
   let result: FolderResult | null = null;
   try {
-    summary = await minePairs({ inputs, options, workers: o.workers, progress, partition: o.partition ?? null, withTools: trl }, onPair);
+    summary = await minePairs({ inputs, options, workers: o.workers, engine: o.engine, progress, partition: o.partition ?? null, withTools: trl }, onPair);
     if (folder) result = await folder.close();
     else await sink!.close();
   } catch (e) {

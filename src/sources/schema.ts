@@ -1,0 +1,273 @@
+// Issue 7.1: trajectory sources. Which columns hold the id / instance / messages / label, and which
+// action-signature scheme applies, detected from the column names (and one sample row when there is
+// one) or given with --schema and the column options.
+//
+// Known sources. Evidence for the column names:
+//   nebius: /work/shared/data/README.md (the upstream parquet's columns).
+//   Open-SWE-Traces: the Hugging Face dataset viewer of nvidia/Open-SWE-Traces
+//     (https://huggingface.co/datasets/nvidia/open-swe-traces): instance_id, repo, license, language,
+//     trajectory_id (36-char UUID), messages (list), tools (list of 4 JSON strings), resolved (int32,
+//     -1..1), metadata, hf_dataset_name. The inner message fields (role/content/tool_calls, whether
+//     arguments are strings) were NOT confirmed: both forms are accepted by the normaliser.
+//   SWE-Gym: the raw schema used by neulab/agent-data-protocol for SWE-Gym/OpenHands-Sampled-
+//     Trajectories (split train.raw): instance_id, run_id, resolved (bool), messages (OpenAI chat
+//     messages with tool_calls, arguments as JSON strings), tools (list of objects), test_result.
+//     instance_id repeats across runs; there is no per-row id column.
+//
+// | source                                   | schema          | id              | instance    | messages   | resolved          | tools                    |
+// |------------------------------------------|-----------------|-----------------|-------------|------------|-------------------|--------------------------|
+// | nebius/SWE-rebench-openhands-trajectories| openhands       | trajectory_id   | instance_id | trajectory | resolved (int64)  | tools (list of structs)  |
+// | nvidia/Open-SWE-Traces                   | open-swe-traces | trajectory_id   | instance_id | messages   | resolved (int32, -1/0/1) | tools (list of JSON strings) |
+// | SWE-Gym/OpenHands-Sampled-Trajectories   | openhands       | run_id+instance_id | instance_id | messages | resolved (bool) | tools (list of structs) |
+// | SWE-agent / mini-swe-agent exports       | text-actions    | trajectory_id / traj_id / id | instance_id | messages | resolved | -                  |
+//
+// Auto-detection (when --schema is not given), in this order:
+//   id:       the first present of trajectory_id, traj_id, id; else run_id + instance_id joined by ":"
+//             (SWE-Gym has no per-row id: one row per (run, instance)).
+//   instance: instance_id.    resolved: resolved.    tools: tools (optional).    repo: repo (optional).
+//   messages: messages, then trajectory. With a sample row, a column whose value is present but is
+//             not a list of objects with a string `role` (or a JSON string of one) is passed over.
+//   schema:   text-actions when the sample row's assistant messages carry no tool call and at least
+//             one holds an action fence (text-actions.ts); else open-swe-traces when the columns are
+//             trajectory_id + messages; else openhands.
+// Explicit options (--id-column, --instance-column, --messages-column, --resolved-column, --schema)
+// replace the corresponding choice; an id option may name several columns joined by ",". A named
+// column that does not exist, or a role no candidate fills, is a schema error that lists the
+// columns found.
+//
+// `toStandardRow` converts any source row to the openhands-style row the pipeline reads
+// (trajectory_id, instance_id, repo, resolved, trajectory, tools):
+//   - `resolved` is copied unchanged: Open-SWE-Traces -1 (and anything but 0/1/true/false) stays
+//     unlabelled by contract section 1; SWE-Gym booleans are labels as they are.
+//   - messages given as a JSON string are parsed (a string that does not parse is kept, and the
+//     contract's normaliser reports it as "trajectory is not a list").
+//   - tools given as a JSON string, or as a list whose items are JSON strings (Open-SWE-Traces), are
+//     parsed item by item; an item that does not parse is kept as the string.
+//   - a composite id is the parts joined by ":" when every part is a non-empty string, else null
+//     (a bad row under the contract).
+import { ExitCode, UserError } from '../errors.js';
+import { lastActionBlock } from './text-actions.js';
+
+export type SchemaName = 'openhands' | 'open-swe-traces' | 'text-actions';
+export const SCHEMAS: readonly SchemaName[] = ['openhands', 'open-swe-traces', 'text-actions'];
+
+export interface ColumnMapping {
+  /** One column, or several whose values are joined by ":" (SWE-Gym: run_id, instance_id). */
+  id: string | readonly string[];
+  instance: string;
+  messages: string;
+  resolved: string;
+  tools: string | null;
+  repo: string | null;
+}
+
+export interface SchemaOverrides {
+  schema?: SchemaName;
+  /** A column name, or several joined by "," (a composite id). */
+  idColumn?: string;
+  instanceColumn?: string;
+  messagesColumn?: string;
+  resolvedColumn?: string;
+}
+
+export interface Detection {
+  schema: SchemaName;
+  mapping: ColumnMapping;
+  /** True when the schema was detected rather than given. */
+  auto: boolean;
+  /** Why this schema (for the line the CLI prints). */
+  reason: string;
+}
+
+export const ID_CANDIDATES: readonly string[] = ['trajectory_id', 'traj_id', 'id'];
+export const COMPOSITE_ID: readonly string[] = ['run_id', 'instance_id'];
+export const INSTANCE_CANDIDATES: readonly string[] = ['instance_id'];
+export const MESSAGES_CANDIDATES: readonly string[] = ['messages', 'trajectory'];
+export const RESOLVED_CANDIDATES: readonly string[] = ['resolved'];
+
+/** A schema error (exit code 6), listing the columns found. */
+export class SchemaError extends UserError {
+  constructor(message: string, columns: readonly string[]) {
+    super(`${message} (found columns: ${columns.length > 0 ? columns.join(', ') : 'none'})`, ExitCode.schema);
+    this.name = 'SchemaError';
+  }
+}
+
+export function isSchemaName(s: string): s is SchemaName {
+  return (SCHEMAS as readonly string[]).includes(s);
+}
+
+function parseIfString(v: unknown): unknown {
+  if (typeof v !== 'string') return v;
+  try {
+    return JSON.parse(v);
+  } catch {
+    return v;
+  }
+}
+
+/** A list of objects with a string `role` (the first 20 items are checked). */
+function looksLikeMessages(v: unknown): boolean {
+  const list = parseIfString(v);
+  if (!Array.isArray(list) || list.length === 0) return false;
+  return list.slice(0, 20).every((m) => m !== null && typeof m === 'object' && typeof (m as { role?: unknown }).role === 'string');
+}
+
+function sampleValue(sample: unknown, column: string): unknown {
+  if (sample === null || typeof sample !== 'object') return undefined;
+  return (sample as Record<string, unknown>)[column];
+}
+
+function hasCalls(tc: unknown): boolean {
+  const v = parseIfString(tc);
+  return Array.isArray(v) && v.length > 0;
+}
+
+/** What the sample row's messages say: assistant tool calls, action fences. */
+function sampleActions(messages: unknown): { calls: boolean; fences: boolean; assistants: number } {
+  const list = parseIfString(messages);
+  const out = { calls: false, fences: false, assistants: 0 };
+  if (!Array.isArray(list)) return out;
+  for (const m of list) {
+    if (m === null || typeof m !== 'object' || (m as { role?: unknown }).role !== 'assistant') continue;
+    out.assistants++;
+    const msg = m as { content?: unknown; tool_calls?: unknown };
+    if (hasCalls(msg.tool_calls)) out.calls = true;
+    else if (typeof msg.content === 'string' && lastActionBlock(msg.content)) out.fences = true;
+  }
+  return out;
+}
+
+function splitList(s: string): string[] {
+  return s.split(',').map((x) => x.trim()).filter((x) => x !== '');
+}
+
+/** Detect (or apply) the schema and the column mapping. Throws SchemaError. */
+export function detectSchema(columnNames: readonly string[], sampleRow?: unknown, overrides: SchemaOverrides = {}): Detection {
+  const cols = new Set(columnNames);
+  const err = (msg: string) => new SchemaError(msg, columnNames);
+  const named = (option: string, column: string | undefined): string | undefined => {
+    if (column === undefined) return undefined;
+    if (!cols.has(column)) throw err(`${option} ${column}: no such column`);
+    return column;
+  };
+  if (overrides.schema !== undefined && !isSchemaName(overrides.schema)) {
+    throw new UserError(`--schema ${String(overrides.schema)}: expected one of ${SCHEMAS.join(', ')}`, ExitCode.usage);
+  }
+
+  // id
+  let id: string | string[] | undefined;
+  if (overrides.idColumn !== undefined) {
+    const parts = splitList(overrides.idColumn);
+    if (parts.length === 0) throw new UserError('--id-column: no column named', ExitCode.usage);
+    parts.forEach((p) => named('--id-column', p));
+    id = parts.length === 1 ? parts[0]! : parts;
+  } else {
+    id = ID_CANDIDATES.find((c) => cols.has(c));
+    if (id === undefined && COMPOSITE_ID.every((c) => cols.has(c))) id = [...COMPOSITE_ID];
+  }
+  const instance = named('--instance-column', overrides.instanceColumn) ?? INSTANCE_CANDIDATES.find((c) => cols.has(c));
+  const resolved = named('--resolved-column', overrides.resolvedColumn) ?? RESOLVED_CANDIDATES.find((c) => cols.has(c));
+  let messages = named('--messages-column', overrides.messagesColumn);
+  const passedOver: string[] = [];
+  if (messages === undefined) {
+    for (const c of MESSAGES_CANDIDATES) {
+      if (!cols.has(c)) continue;
+      const v = sampleValue(sampleRow, c);
+      if (v != null && !looksLikeMessages(v)) {
+        passedOver.push(c);
+        continue;
+      }
+      messages = c;
+      break;
+    }
+  }
+
+  const missing: string[] = [];
+  if (id === undefined) missing.push(`id column (tried ${ID_CANDIDATES.join(', ')}, ${COMPOSITE_ID.join('+')}; or --id-column)`);
+  if (instance === undefined) missing.push(`instance column (tried ${INSTANCE_CANDIDATES.join(', ')}; or --instance-column)`);
+  if (messages === undefined) {
+    const over = passedOver.length > 0 ? `; ${passedOver.join(', ')} in the sample row is not a list of messages with a role` : '';
+    missing.push(`messages column (tried ${MESSAGES_CANDIDATES.join(', ')}${over}; or --messages-column)`);
+  }
+  if (resolved === undefined) missing.push(`resolved column (tried ${RESOLVED_CANDIDATES.join(', ')}; or --resolved-column)`);
+  if (missing.length > 0) {
+    const what = overrides.schema ? `cannot map the columns for --schema ${overrides.schema}` : 'cannot detect the input schema';
+    throw err(`${what}: no ${missing.join('; no ')}`);
+  }
+
+  const mapping: ColumnMapping = {
+    id: id!,
+    instance: instance!,
+    messages: messages!,
+    resolved: resolved!,
+    tools: cols.has('tools') ? 'tools' : null,
+    repo: cols.has('repo') ? 'repo' : null,
+  };
+
+  if (overrides.schema !== undefined) return { schema: overrides.schema, mapping, auto: false, reason: 'given with --schema' };
+
+  const sample = sampleRow === undefined ? null : sampleActions(sampleValue(sampleRow, mapping.messages));
+  if (sample && !sample.calls && sample.fences) {
+    return { schema: 'text-actions', mapping, auto: true, reason: `the sample row's assistant messages have no tool calls and hold fenced bash blocks` };
+  }
+  const idText = Array.isArray(mapping.id) ? mapping.id.join('+') : (mapping.id as string);
+  if (mapping.messages === 'messages' && mapping.id === 'trajectory_id') {
+    return { schema: 'open-swe-traces', mapping, auto: true, reason: `columns trajectory_id + messages (Open-SWE-Traces layout)` };
+  }
+  return { schema: 'openhands', mapping, auto: true, reason: `columns ${idText} + ${mapping.messages}${sample?.calls ? ', tool calls in the sample row' : ''}` };
+}
+
+/** The line the CLI prints about the choice. */
+export function describeDetection(d: Detection): string {
+  const m = d.mapping;
+  const id = Array.isArray(m.id) ? m.id.join('+') : (m.id as string);
+  const extra = [m.tools ? `tools=${m.tools}` : null, m.repo ? `repo=${m.repo}` : null].filter(Boolean).join(' ');
+  return `schema ${d.schema} (${d.auto ? `auto-detected: ${d.reason}` : d.reason}); columns id=${id} instance=${m.instance} messages=${m.messages} resolved=${m.resolved}${extra ? ` ${extra}` : ''}`;
+}
+
+/** Every column the mapping reads (for a reader's projection). */
+export function mappedColumns(m: ColumnMapping): string[] {
+  const ids = Array.isArray(m.id) ? m.id : [m.id as string];
+  return [...new Set([...ids, m.instance, m.messages, m.resolved, ...(m.tools ? [m.tools] : []), ...(m.repo ? [m.repo] : [])])];
+}
+
+/** The standard row the pipeline reads (memory.ts InputRow, upstream column names). A type alias, so it is an InputRow. */
+export type StandardRow = {
+  trajectory_id: unknown;
+  instance_id: unknown;
+  repo: unknown;
+  resolved: unknown;
+  trajectory: unknown;
+  tools: unknown;
+};
+
+/** The row's trajectory id under `id` (a composite id: non-empty string parts joined by ":", else null). */
+export function trajectoryIdOf(row: Record<string, unknown>, id: ColumnMapping['id']): unknown {
+  if (!Array.isArray(id)) return row[id as string];
+  const parts = id.map((c) => row[c]);
+  return parts.every((p) => typeof p === 'string' && p !== '') ? parts.join(':') : null;
+}
+
+/** Tools as objects: a JSON string, or a list of JSON strings, parsed (see the module header). */
+export function parseTools(v: unknown): unknown {
+  const list = parseIfString(v);
+  if (!Array.isArray(list)) return list ?? null;
+  return list.map(parseIfString);
+}
+
+/**
+ * A source row as the openhands-style row (see the module header). `schema` is accepted so that
+ * per-schema conversions have one place; the conversions above are safe for every schema.
+ */
+export function toStandardRow(row: Record<string, unknown>, mapping: ColumnMapping, schema: SchemaName): StandardRow {
+  void schema;
+  return {
+    trajectory_id: trajectoryIdOf(row, mapping.id),
+    instance_id: row[mapping.instance],
+    repo: mapping.repo ? (row[mapping.repo] ?? null) : null,
+    resolved: row[mapping.resolved],
+    trajectory: parseIfString(row[mapping.messages]),
+    tools: mapping.tools ? parseTools(row[mapping.tools]) : null,
+  };
+}

@@ -1,0 +1,105 @@
+// Issue 8: `mine --partition i/N` runs merged with `merge` give output byte-identical to the single
+// run, and identical counters, for N = 1, 3 and 7, on every fixture and on a generated multi-instance
+// corpus (bench/gen.mjs, texts perturbed from real rows of nebius/SWE-rebench-openhands-trajectories,
+// CC-BY-4.0 (c) Nebius). Runs the BUILT CLI.
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const BIN = join(ROOT, 'bin', 'divergence-mine');
+const SAMPLE = ['/work/shared/data/nebius-openhands-sample.json', join(ROOT, 'fixtures', 'source', 'nebius-openhands-trimmed.json')].find((p) => existsSync(p))!;
+
+let dir = '';
+
+async function cli(args: string[]): Promise<{ code: number; stderr: string }> {
+  try {
+    const r = await run(process.execPath, [BIN, ...args], { timeout: 120_000, maxBuffer: 1 << 26 });
+    return { code: 0, stderr: r.stderr };
+  } catch (e) {
+    const err = e as { code?: number; stderr?: string };
+    return { code: typeof err.code === 'number' ? err.code : -1, stderr: err.stderr ?? '' };
+  }
+}
+
+async function mineOk(args: string[]): Promise<void> {
+  const r = await cli(['mine', ...args, '--quiet', '--workers', '1']);
+  expect(r.code, r.stderr).toBe(0);
+}
+
+/** Mine into N parts, merge, and compare bytes and counters with the single run. */
+async function checkPartitions(input: string, name: string, ext: 'jsonl' | 'parquet', n: number): Promise<void> {
+  const single = join(dir, `${name}.single.${ext}`);
+  const singleStats = join(dir, `${name}.single.${ext}.stats.json`);
+  if (!existsSync(single)) await mineOk([input, '--out', single, '--stats', singleStats]);
+  const parts: string[] = [];
+  const stats: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const part = join(dir, `${name}.${n}.${i}.${ext}`);
+    const st = `${part}.stats.json`;
+    await mineOk([input, '--partition', `${i}/${n}`, '--out', part, '--stats', st]);
+    parts.push(part);
+    stats.push('--stats', st);
+  }
+  const merged = join(dir, `${name}.${n}.merged.${ext}`);
+  const mergedStats = `${merged}.stats.json`;
+  // Parts in reverse order: merge must not depend on the order they are given in.
+  const r = await cli(['merge', ...parts.reverse(), ...stats, '--out', merged, '--stats-out', mergedStats, '--quiet']);
+  expect(r.code, r.stderr).toBe(0);
+  expect(readFileSync(merged).equals(readFileSync(single)), `${name} N=${n} ${ext}: merged bytes differ`).toBe(true);
+  const a = JSON.parse(readFileSync(singleStats, 'utf8')).counters;
+  const b = JSON.parse(readFileSync(mergedStats, 'utf8')).counters;
+  expect(b).toStrictEqual(a);
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'dm-merge-'));
+  // A corpus with many instances, so that every partition gets some.
+  await run(process.execPath, [join(ROOT, 'bench', 'gen.mjs'), '--rows', '400', '--seed', '5', '--row-group-size', '128',
+    '--sample', SAMPLE, '--out', join(dir, 'corpus.parquet'), '--quiet'], { timeout: 180_000 });
+}, 200_000);
+
+afterAll(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+const INPUTS: [string, () => string][] = [
+  ['forks', () => join(ROOT, 'fixtures', 'forks.parquet')],
+  ['sampling', () => join(ROOT, 'fixtures', 'sampling.parquet')],
+  ['labels', () => join(ROOT, 'fixtures', 'labels.parquet')],
+  ['corpus', () => join(dir, 'corpus.parquet')],
+];
+
+describe('partition + merge equals the single run', () => {
+  // Fixtures at N = 7 (most partitions then hold one instance or none); the corpus at 1, 3 and 7.
+  for (const [name, input] of INPUTS) {
+    for (const n of name === 'corpus' ? [1, 3, 7] : [7]) {
+      it(`${name}, N=${n}, JSONL`, async () => checkPartitions(input(), name, 'jsonl', n), 200_000);
+    }
+  }
+  it('corpus, N=3, parquet', async () => checkPartitions(join(dir, 'corpus.parquet'), 'corpus', 'parquet', 3), 200_000);
+});
+
+describe('merge refuses what does not belong together', () => {
+  it('a missing partition, a different seed, a foreign part', async () => {
+    const input = join(ROOT, 'fixtures', 'sampling.parquet');
+    const p = (s: string) => join(dir, `refuse-${s}`);
+    await mineOk([input, '--partition', '0/2', '--out', p('0.jsonl'), '--stats', p('0.json')]);
+    await mineOk([input, '--partition', '1/2', '--out', p('1.jsonl'), '--stats', p('1.json')]);
+    await mineOk([input, '--partition', '1/2', '--seed', '9', '--out', p('1s.jsonl'), '--stats', p('1s.json')]);
+    let r = await cli(['merge', p('0.jsonl'), '--stats', p('0.json'), '--out', p('m1.jsonl')]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/missing stats of partition 1\/2/);
+    r = await cli(['merge', p('0.jsonl'), p('1s.jsonl'), '--stats', p('0.json'), '--stats', p('1s.json'), '--out', p('m2.jsonl')]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/options differs/);
+    r = await cli(['merge', p('0.jsonl'), p('0.jsonl'), '--stats', p('0.json'), '--stats', p('1.json'), '--out', p('m3.jsonl')]);
+    expect(r.code).not.toBe(0);
+    expect(existsSync(p('m1.jsonl')) || existsSync(p('m2.jsonl')) || existsSync(p('m3.jsonl'))).toBe(false);
+  }, 120_000);
+});
