@@ -26,7 +26,7 @@
 //     A bare fence (no info string, the classic SWE-agent "thought_action" format) counts only with
 //     `{ bareFence: true }`.
 import { norm } from '../normalise.js';
-import { actionSignature, keyAndSignature } from '../sign.js';
+import { actionSignature, keyAndSignature, keyParts } from '../sign.js';
 import type { Message, ToolCall } from '../types.js';
 
 export const ACTION_LANGUAGES: readonly string[] = ['bash', 'sh', 'shell', 'mswea_bash_command'];
@@ -112,4 +112,20 @@ export function textActionsKeyAndSignature(
     return { key: `assistant\n${signature}`, signature };
   }
   return keyAndSignature(msg, reasoningKeys);
+}
+
+/**
+ * Drop-in for sign.ts keyParts (what encode.ts hashes) under `--schema text-actions`:
+ * parts.join('') is the textActionsKeyAndSignature key.
+ */
+export function textActionsKeyParts(
+  msg: Message,
+  reasoningKeys: ReadonlySet<string>,
+  opts: TextActionOptions = {},
+): { parts: string[]; signature: string } {
+  if (msg.role === 'assistant') {
+    const signature = textActionMessageSignature(msg as { content: string | null; tool_calls: ToolCall[] | null }, reasoningKeys, opts);
+    return { parts: ['assistant\n', signature], signature };
+  }
+  return keyParts(msg, reasoningKeys);
 }
