@@ -32,9 +32,18 @@ function onSignal(signal: NodeJS.Signals, code: number): void {
   });
 }
 
+/** Last resort for an error thrown outside the promise chain: still no temporary file left behind. */
+function onFatal(e: unknown): void {
+  removeAllTemp();
+  process.stderr.write(`divergence-mine: internal error (a bug, please report it):\n${(e as Error)?.stack ?? String(e)}\n`);
+  process.exit(ExitCode.bug);
+}
+
 export async function main(argv: string[]): Promise<number> {
   onSignal('SIGINT', ExitCode.sigint);
   onSignal('SIGTERM', ExitCode.sigterm);
+  process.once('uncaughtException', onFatal);
+  process.once('unhandledRejection', onFatal);
   // A reader that closes our stdout early (`| head`) is not an error.
   process.stdout.on('error', (e: NodeJS.ErrnoException) => {
     if (e.code !== 'EPIPE') throw e;

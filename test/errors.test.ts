@@ -249,6 +249,11 @@ describe('bad input: one line, the file, a documented exit code', () => {
     expectCleanError(res, EXIT.output, /pairs\.jsonl: output folder \S+ does not exist$/);
     const res2 = await mine(['--parquet', F['clean.parquet']!, '--stats', join(root, 'nowhere', 'stats.json')]);
     expectCleanError(res2, EXIT.output, /stats\.json: stats folder \S+ does not exist$/);
+    const folder = join(root, 'a-folder.jsonl');
+    mkdirSync(folder, { recursive: true });
+    const res3 = await runCli(['mine', '--parquet', F['clean.parquet']!, '--out', folder, '--workers', '1', '-q', '--force']);
+    expect(res3.code).toBe(EXIT.output);
+    expect(res3.stderr).toMatch(/^divergence-mine: error: \S+a-folder\.jsonl: is a folder, not a file\n$/);
   }, 60_000);
 
   it('an output file that exists: exit 8 unless --force; a failed --force run keeps the old file', async () => {
@@ -318,6 +323,7 @@ describe('bad input: one line, the file, a documented exit code', () => {
 
 describe('faults', () => {
   let big = '';
+  let bigJsonl = '';
   let bigContent = '';
   let long = '';
   let many = '';
@@ -340,6 +346,7 @@ describe('faults', () => {
     fork.resolved = 0;
     big = join(root, 'big-message.parquet');
     await writeUpstreamParquet(big, [row, fork]);
+    bigJsonl = writeJsonl(join(root, 'big-message.jsonl'), [row, fork]);
 
     // A 2,000-message trajectory and a fork of it at message 1,990.
     const base = truncateRow(sampleRows()[0], 2) as Row;
@@ -407,15 +414,17 @@ describe('faults', () => {
     expect(readFileSync(join(root, 'pipe.err'), 'utf8')).toBe('');
   }, 150_000);
 
-  it('a single 50 MB message', async () => {
-    const res = await mine(['--parquet', big], { timeoutMs: 150_000 });
-    expectOk(res);
-    const rows = jsonlRows(res.out) as { prompt: { content: string }[]; divergence_msg_index: number }[];
-    expect(rows).toHaveLength(1);
-    expect(rows[0]!.divergence_msg_index).toBe(8);
-    expect(rows[0]!.prompt[3]!.content.length).toBe(bigContent.length);
-    expect(rows[0]!.prompt[3]!.content === bigContent).toBe(true);
-  }, 180_000);
+  for (const kind of ['--parquet', '--jsonl'] as const) {
+    it(`a single 50 MB message (${kind} input)`, async () => {
+      const res = await mine([kind, kind === '--parquet' ? big : bigJsonl], { timeoutMs: 150_000 });
+      expectOk(res);
+      const rows = jsonlRows(res.out) as { prompt: { content: string }[]; divergence_msg_index: number }[];
+      expect(rows).toHaveLength(1);
+      expect(rows[0]!.divergence_msg_index).toBe(8);
+      expect(rows[0]!.prompt[3]!.content.length).toBe(bigContent.length);
+      expect(rows[0]!.prompt[3]!.content === bigContent).toBe(true);
+    }, 180_000);
+  }
 
   it('a trajectory of 2,000 messages', async () => {
     const res = await mine(['--parquet', long]);
