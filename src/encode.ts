@@ -6,9 +6,13 @@ import { BadValue, type NormaliseTally } from './normalise.js';
 import { normaliseTrajectory } from './memory.js';
 import { ROLE_CODES, type DecodedTrajectory } from './read/protocol.js';
 import { keyParts } from './sign.js';
+import { textActionsKeyParts } from './sources/text-actions.js';
 import type { SpillWriter } from './spill.js';
 
 export const HASH_BYTES = 16;
+
+/** Issue 7: `text-actions` signs text-only assistant replies by their last fenced bash block (sources/text-actions.ts). */
+export type SignatureScheme = 'contract' | 'text-actions';
 
 export function roleCode(role: string): number {
   return Object.hasOwn(ROLE_CODES, role) && role !== 'other' ? ROLE_CODES[role as keyof typeof ROLE_CODES] : ROLE_CODES.other;
@@ -28,7 +32,9 @@ export function encodeTrajectory(
   reasoningKeys: ReadonlySet<string>,
   tally: NormaliseTally,
   spill: SpillWriter,
+  scheme: SignatureScheme = 'contract',
 ): DecodedTrajectory {
+  const sign = scheme === 'text-actions' ? textActionsKeyParts : keyParts;
   let messages;
   const local: NormaliseTally = { malformed_arguments: 0, unknown_roles: 0 };
   try {
@@ -49,7 +55,7 @@ export function encodeTrajectory(
   for (let i = 0; i < n; i++) {
     const m = messages[i]!;
     roles[i] = roleCode(m.role);
-    const { parts, signature } = keyParts(m, reasoningKeys);
+    const { parts, signature } = sign(m, reasoningKeys);
     hashes.set(keyHash(parts), i * HASH_BYTES);
     offsets[2 * i + 1] = spill.append(JSON.stringify(emitMessage(m)));
     offsets[2 * i + 2] = spill.append(signature);

@@ -17,8 +17,10 @@ import { partitionOf, type Partition } from './partition.js';
 import { silentProgress, type ProgressSink } from './progress.js';
 import type { InputFile } from './read/inputs.js';
 import { Pool } from './read/pool.js';
-import { type DecodeResult, type Engine, type DecodedTrajectory, type IndexResult, type MetaResult, type Task } from './read/protocol.js';
+import { type DecodeResult, type Engine, type DecodedTrajectory, type IndexResult, type MetaResult, type SampleResult, type Task } from './read/protocol.js';
 import { Indexer, type Selected, type SelectedInstance } from './select.js';
+import { continuation, type LossMessage } from './shapes/continuation.js';
+import { MESSAGES_CANDIDATES, SchemaError, detectSchema, mappedColumns, type ColumnMapping, type Detection, type SchemaOverrides } from './sources/schema.js';
 import { SpillReader } from './spill.js';
 import type { EmittedMessage, PairRow } from './types.js';
 import { removeTemp, trackTemp } from './write/atomic.js';
@@ -43,12 +45,30 @@ export interface MineRequest {
   /** Only instances of this partition (see partition.ts); every other rule unchanged. */
   partition?: Partition | null;
   progress?: ProgressSink;
+  /** Issue 7: --schema and the column options (sources/schema.ts); without them the layout is detected. */
+  overrides?: SchemaOverrides;
+  /** Called once the schema is known, before the index pass (the CLI prints it). */
+  onSchema?: (d: Detection) => void;
+  /** Issue 7.2: `trajectory` also reads each side from the divergence to its end (shapes/continuation.ts). */
+  continuation?: 'action' | 'trajectory';
+  /** `--max-continuation-messages`: whole turns, at most this many messages (continuation.ts). */
+  maxContinuationMessages?: number;
+}
+
+/** `--continuation trajectory`: both sides from the divergence on, with loss flags. */
+export interface MinedContinuation {
+  chosen: LossMessage[];
+  rejected: LossMessage[];
+  /** Both sides reach the end of their trajectories (not cut by maxContinuationMessages). */
+  complete: boolean;
 }
 
 /** What the walk hands to the writer: the row plus what other shapes may need. */
 export interface MinedPair {
+  /** Always the contract's action-level row (every counter and the dedupe key are computed on it). */
   row: PairRow;
   tools: string | null;
+  continuation?: MinedContinuation;
 }
 
 export interface MineSummary {
@@ -56,6 +76,8 @@ export interface MineSummary {
   /** Rows refused in the index pass (row level, the same in every partition); the rest of bad_rows are extracted trajectories. */
   badRowsIndexPass: number;
   warnings: string[];
+  /** The schema and columns of the first input (issue 7). */
+  detection: Detection;
 }
 
 const ROLE_NAMES = ['system', 'user', 'assistant', 'tool', 'other'];
@@ -114,27 +136,84 @@ export function checkParquetMagic(path: string, size: number): void {
   }
 }
 
+/** The upstream (openhands) columns: their absence keeps the contract's error message. */
 const REQUIRED = ['trajectory_id', 'instance_id', 'resolved', 'trajectory'] as const;
 
-export function checkSchema(path: string, meta: MetaResult, withTools: boolean): { hasRepo: boolean; hasTools: boolean } {
-  const byName = new Map(meta.fields.map((f) => [f.name, f]));
-  const missing = REQUIRED.filter((c) => !byName.has(c));
-  if (missing.length > 0) {
-    throw new UserError(
-      `${path}: missing required column${missing.length > 1 ? 's' : ''} ${missing.join(', ')} (found: ${meta.fields.map((f) => f.name).join(', ') || 'none'})`,
-      ExitCode.schema,
-    );
+function missingColumns(where: string, missing: readonly string[], found: readonly string[]): UserError {
+  return new UserError(
+    `${where}: missing required column${missing.length > 1 ? 's' : ''} ${missing.join(', ')} (found: ${found.join(', ') || 'none'})`,
+    ExitCode.schema,
+  );
+}
+
+function hasOverrides(o: SchemaOverrides): boolean {
+  return Object.values(o).some((v) => v !== undefined);
+}
+
+/**
+ * Detect the schema of one input (sources/schema.ts). Without any option, an input that fits no
+ * known layout keeps the contract's errors: missing upstream columns are listed as before, and a
+ * `trajectory` column that detection passed over is kept so that checkSchema reports its type.
+ * `legacy` is then true: the messages column must be a list of structs.
+ */
+function detectInput(where: string, columns: readonly string[], sample: unknown, overrides: SchemaOverrides): Detection & { legacy: boolean } {
+  try {
+    return { ...detectSchema(columns, sample, overrides), legacy: false };
+  } catch (e) {
+    if (!(e instanceof SchemaError) || hasOverrides(overrides)) throw e;
+    const missing = REQUIRED.filter((c) => !columns.includes(c));
+    if (missing.length > 0) throw missingColumns(where, missing, columns);
+    const mapping: ColumnMapping = {
+      id: 'trajectory_id',
+      instance: 'instance_id',
+      messages: 'trajectory',
+      resolved: 'resolved',
+      tools: columns.includes('tools') ? 'tools' : null,
+      repo: columns.includes('repo') ? 'repo' : null,
+    };
+    return { schema: 'openhands', mapping, auto: true, reason: 'upstream columns', legacy: true };
   }
+}
+
+/** The column types of a parquet input under its mapping. */
+export function checkSchema(path: string, meta: MetaResult, withTools: boolean, d: Detection & { legacy?: boolean }): { hasTools: boolean } {
+  const byName = new Map(meta.fields.map((f) => [f.name, f]));
+  const m = d.mapping;
   const wrong = (col: string, expected: string) => {
     throw new UserError(`${path}: column ${col} has type ${byName.get(col)!.type}, expected ${expected}`, ExitCode.schema);
   };
-  if (!byName.get('trajectory_id')!.isString) wrong('trajectory_id', 'a string');
-  if (!byName.get('instance_id')!.isString) wrong('instance_id', 'a string');
-  if (!byName.get('resolved')!.isLabel) wrong('resolved', 'an integer, float or boolean');
-  if (!byName.get('trajectory')!.isTrajectory) wrong('trajectory', 'a list of message structs with a role field');
-  const repo = byName.get('repo');
-  if (repo && !repo.isString && repo.type !== 'Null') wrong('repo', 'a string');
-  return { hasRepo: Boolean(repo), hasTools: withTools && byName.has('tools') };
+  for (const c of Array.isArray(m.id) ? m.id : [m.id as string]) if (!byName.get(c)!.isString) wrong(c, 'a string');
+  if (!byName.get(m.instance)!.isString) wrong(m.instance, 'a string');
+  if (!byName.get(m.resolved)!.isLabel) wrong(m.resolved, 'an integer, float or boolean');
+  const msgs = byName.get(m.messages)!;
+  // A string column may hold JSON text of the messages, except in the contract's own layout
+  // (detected openhands on an upstream `trajectory` column), whose type the contract fixes.
+  const strict = d.legacy === true || (d.auto && d.schema === 'openhands' && m.messages === 'trajectory');
+  if (!msgs.isTrajectory && (strict || !msgs.isString)) wrong(m.messages, 'a list of message structs with a role field');
+  const repo = m.repo ? byName.get(m.repo) : undefined;
+  if (repo && !repo.isString && repo.type !== 'Null') wrong(m.repo!, 'a string');
+  return { hasTools: withTools && m.tools !== null };
+}
+
+/**
+ * The first row's `columns` for detection, read by a worker of its own: a corrupt page can kill a
+ * worker, and a sample that cannot be read only costs the detection its evidence (the decode pass
+ * then reports the page with its row group and column, as without detection).
+ */
+async function sampleRow(path: string, columns: string[], spillDir: string): Promise<Record<string, unknown> | null> {
+  const probe = new Pool(1, spillDir);
+  try {
+    return (await probe.run<SampleResult>({ kind: 'sample', path, columns })).row;
+  } catch {
+    return null;
+  } finally {
+    await probe.close();
+  }
+}
+
+/** The mapping's columns (but tools and repo, which are optional per input) that `columns` lacks. */
+function lacking(m: ColumnMapping, columns: readonly string[]): string[] {
+  return mappedColumns(m).filter((c) => c !== m.tools && c !== m.repo && !columns.includes(c));
 }
 
 /**
@@ -150,24 +229,79 @@ export async function minePairs(req: MineRequest, sink: (pair: MinedPair) => Pro
   const pool = new Pool(Math.max(1, req.workers), spillDir);
   const reader = new SpillReader();
   try {
-    // 1. metadata and schema of every parquet input
-    const metas = await Promise.all(
+    // 1. metadata of every parquet input
+    const rawMetas = await Promise.all(
       req.inputs.map(async (f) => {
         if (f.kind !== 'parquet') return null;
         checkParquetMagic(f.path, f.bytes);
         const meta = await pool.run<MetaResult>({ kind: 'meta', path: f.path });
         const total = meta.rowGroupRows.reduce((a, b) => a + b, 0);
         if (total !== meta.numRows) throw new UserError(`${f.path}: corrupt metadata (row groups hold ${total} rows, footer says ${meta.numRows})`, ExitCode.corrupt);
-        return { meta, ...checkSchema(f.path, meta, Boolean(req.withTools)) };
+        return meta;
       }),
+    );
+
+    // 1b. schema (issue 7): detected on the first input (its first row as the sample), once per run;
+    // every other input must hold the same columns (tools and repo may differ per input).
+    const overrides = req.overrides ?? {};
+    // The contract's own layout is never classified by a sample: text-only replies there stay
+    // `text ...` actions, and a parquet sample costs seconds on a large row group. Text actions in
+    // an upstream `trajectory` column need --schema text-actions.
+    const upstreamLayout = (columns: readonly string[]) =>
+      REQUIRED.every((c) => columns.includes(c)) && !columns.includes('messages') && overrides.messagesColumn === undefined;
+    let first: (Detection & { legacy: boolean; path: string }) | null = null;
+    const mappings: (ColumnMapping | null)[] = [];
+    for (let k = 0; k < req.inputs.length; k++) {
+      const f = req.inputs[k]!;
+      const meta = rawMetas[k];
+      let columns: string[];
+      let sample: Record<string, unknown> | null = null;
+      let where = f.path;
+      if (meta) {
+        columns = meta.fields.map((fl) => fl.name);
+        if (!first && overrides.schema === undefined && meta.numRows > 0 && !upstreamLayout(columns)) {
+          const cands = [...new Set([...(overrides.messagesColumn ? [overrides.messagesColumn] : []), ...MESSAGES_CANDIDATES])].filter((c) => columns.includes(c));
+          if (cands.length > 0) sample = await sampleRow(f.path, cands, spillDir);
+        }
+      } else {
+        const r = await pool.run<SampleResult>({ kind: 'sample-jsonl', path: f.path });
+        if (!r.row) {
+          mappings.push(null); // an empty file: nothing to detect, nothing to read
+          continue;
+        }
+        columns = Object.keys(r.row);
+        if (!upstreamLayout(columns)) sample = r.row;
+        where = `${f.path}:${r.line ?? 1}`;
+      }
+      if (!first) {
+        first = { ...detectInput(where, columns, sample ?? undefined, overrides), path: f.path };
+        mappings.push(first.mapping);
+        continue;
+      }
+      const missing = lacking(first.mapping, columns);
+      if (missing.length > 0) {
+        const e = missingColumns(where, missing, columns);
+        throw new UserError(`${e.message}; schema ${first.schema} was detected on ${first.path}`, ExitCode.schema);
+      }
+      mappings.push({ ...first.mapping, tools: first.mapping.tools && columns.includes(first.mapping.tools) ? first.mapping.tools : null, repo: first.mapping.repo && columns.includes(first.mapping.repo) ? first.mapping.repo : null });
+    }
+    // Only empty JSONL inputs: the upstream layout (no row is read anyway).
+    first ??= { ...detectInput('', REQUIRED, undefined, overrides), path: '' };
+    const mapped = mappings.map((m) => m ?? first.mapping);
+    const detection: Detection = { schema: first.schema, mapping: first.mapping, auto: first.auto, reason: first.reason };
+    const schema = detection.schema;
+    req.onSchema?.(detection);
+    const metas = rawMetas.map((meta, k) =>
+      meta ? { meta, ...checkSchema(req.inputs[k]!.path, meta, Boolean(req.withTools), { ...detection, mapping: mapped[k]!, legacy: first.legacy }) } : null,
     );
 
     // 2. index pass over the small columns; tasks run in parallel but are fed in file order
     const indexTasks: { input: number; rowGroup: number; task: Task; rows: number }[] = [];
     req.inputs.forEach((f, input) => {
       const m = metas[input];
-      if (m) m.meta.rowGroupRows.forEach((rows, rowGroup) => indexTasks.push({ input, rowGroup, rows, task: { kind: 'index', path: f.path, rowGroup, hasRepo: m.hasRepo } }));
-      else indexTasks.push({ input, rowGroup: -1, rows: 0, task: { kind: 'index-jsonl', path: f.path } });
+      const mapping = mapped[input]!;
+      if (m) m.meta.rowGroupRows.forEach((rows, rowGroup) => indexTasks.push({ input, rowGroup, rows, task: { kind: 'index', path: f.path, rowGroup, hasRepo: mapping.repo !== null, mapping } }));
+      else indexTasks.push({ input, rowGroup: -1, rows: 0, task: { kind: 'index-jsonl', path: f.path, mapping, schema } });
     });
     const totalRows = indexTasks.reduce((a, t) => a + t.rows, 0);
     progress.phase('index', indexTasks.length, totalRows);
@@ -228,8 +362,10 @@ export async function minePairs(req: MineRequest, sink: (pair: MinedPair) => Pro
                 withTools,
                 engine: req.engine ?? 'wasm',
                 rowOffset: metas[loc.input]!.meta.rowGroupRows.slice(0, loc.rowGroup).reduce((a, b) => a + b, 0),
+                mapping: mapped[loc.input]!,
+                schema,
               }
-            : { kind: 'decode-jsonl', path: f.path, lines: rows, keys, reasoningKeys, withTools };
+            : { kind: 'decode-jsonl', path: f.path, lines: rows, keys, reasoningKeys, withTools, mapping: mapped[loc.input]!, schema };
         const groupRows = f.kind === 'parquet' ? metas[loc.input]!.meta.rowGroupRows[loc.rowGroup]! : rows.length;
         return { task, rows: groupRows };
       });
@@ -260,16 +396,19 @@ export async function minePairs(req: MineRequest, sink: (pair: MinedPair) => Pro
     await pool.close();
 
     // 4. walk, in instance order, and hand rows to the sink
+    const cont = req.continuation === 'trajectory' ? { maxMessages: req.maxContinuationMessages, rows: new Map<PairRow, MinedContinuation>() } : null;
     for (const inst of instances) {
       const side = (list: Selected<Loc>[]) => list.map((s) => decoded[keyOf.get(s)!]).filter((t): t is SpillTrajectory => t != null);
-      const rows = walkInstance(side(inst.resolved), side(inst.failed), opts, hooksFor(inst, reader), counters);
+      const rows = walkInstance(side(inst.resolved), side(inst.failed), opts, hooksFor(inst, reader, cont), counters);
       for (const row of rows) {
         const chosen = decoded[keyOf.get(inst.resolved.find((s) => s.trajectoryId === row.chosen_trajectory_id)!)!]!;
-        await sink({ row, tools: chosen.tools });
+        const c = cont?.rows.get(row);
+        await sink({ row, tools: chosen.tools, ...(c ? { continuation: c } : {}) });
       }
+      cont?.rows.clear();
     }
     assertIdentity(counters);
-    return { counters, badRowsIndexPass, warnings };
+    return { counters, badRowsIndexPass, warnings, detection };
   } finally {
     await pool.close();
     reader.close();
@@ -277,12 +416,18 @@ export async function minePairs(req: MineRequest, sink: (pair: MinedPair) => Pro
   }
 }
 
-function hooksFor(inst: SelectedInstance<Loc>, reader: SpillReader) {
+/**
+ * `cont` (--continuation trajectory): also read both sides to their end and keep the continuations
+ * beside the row. The row itself, and so the exact-duplicate key and every counter, stays the
+ * action-level one of the contract: only the emitted payload differs.
+ */
+function hooksFor(inst: SelectedInstance<Loc>, reader: SpillReader, cont: { maxMessages: number | undefined; rows: Map<PairRow, MinedContinuation> } | null) {
   return {
     signature: (t: SpillTrajectory, i: number) => t.signature(reader, i),
     buildRow: (r: SpillTrajectory, f: SpillTrajectory, i: number, similarity: number) => {
-      const rm = r.messages(reader, i);
-      const rejected = f.messages(reader, i)[i]!;
+      const rm = r.messages(reader, cont ? r.length - 1 : i);
+      const fm = f.messages(reader, cont ? f.length - 1 : i);
+      const rejected = fm[i]!;
       const row = makeRow(rm.slice(0, i), rm[i]!, rejected, {
         instance_id: inst.instanceId,
         repo: r.repo,
@@ -292,6 +437,11 @@ function hooksFor(inst: SelectedInstance<Loc>, reader: SpillReader) {
         divergence_msg_index: i,
         action_similarity: similarity,
       });
+      if (cont) {
+        const chosen = continuation(rm, i, cont.maxMessages);
+        const rej = continuation(fm, i, cont.maxMessages);
+        cont.rows.set(row, { chosen, rejected: rej, complete: chosen.length === r.length - i && rej.length === f.length - i });
+      }
       return { row, dedupeKey: dedupeKey(row) };
     },
   };

@@ -4,12 +4,16 @@ import type { TrlRow } from './train/trl.js';
 import type { PairRow } from './types.js';
 import { JsonlSink } from './write/jsonl.js';
 import {
+  BOOL,
   DOUBLE,
   INT64,
+  LOSS_MESSAGE_LIST,
   MESSAGE_LIST,
   MESSAGE_STRUCT,
   ParquetSink,
   STRING,
+  STRING_LIST,
+  fullLossMessage,
   fullMessage,
   fullTrlMessage,
   trlMessageList,
@@ -61,22 +65,88 @@ export function trlColumns(args: 'object' | 'string', windowed: boolean): Column
 
 /** What a run writes: the shape, how trl arguments are stored, whether rows carry prompt_messages_dropped. */
 export interface OutputLayout {
-  shape: 'published' | 'trl';
+  shape: 'published' | 'trl' | 'sft';
   arguments: 'object' | 'string';
   windowed: boolean;
+  /** Issue 7.2: chosen/rejected (sft: completion) are continuations, lists of messages with `loss`. */
+  continuation?: boolean;
+  /** Issue 7.3: rows carry chosen_/rejected_behavior_sequence (sft: behavior_sequence). */
+  behavior?: boolean;
+  /** Issue 7.3 `--unit groups`: rows carry sample_uid, prefix_groups, group_count, is_full_trajectory. */
+  groups?: boolean;
+}
+
+type Loose = Record<string, unknown>;
+type LossList = (Parameters<typeof fullLossMessage>[0])[];
+
+/** Issue 7 columns, in the order the rows carry them (after the shape's own columns). */
+const BEHAVIOR_COLUMNS: ColumnSpec<Loose>[] = [
+  { name: 'chosen_behavior_sequence', type: STRING_LIST, value: (r) => r.chosen_behavior_sequence },
+  { name: 'rejected_behavior_sequence', type: STRING_LIST, value: (r) => r.rejected_behavior_sequence },
+];
+const GROUP_COLUMNS: ColumnSpec<Loose>[] = [
+  { name: 'sample_uid', type: STRING, value: (r) => r.sample_uid },
+  { name: 'prefix_groups', type: INT64, value: (r) => r.prefix_groups },
+  { name: 'group_count', type: INT64, value: (r) => r.group_count },
+  { name: 'is_full_trajectory', type: BOOL, value: (r) => r.is_full_trajectory },
+];
+
+/** `--shape sft` (shapes/sft.ts): prompt/completion rows of the resolved side. */
+function sftColumns(layout: OutputLayout): ColumnSpec<Loose>[] {
+  const asList = (v: unknown) => v as Parameters<typeof fullMessage>[0][];
+  return [
+    { name: 'prompt', type: MESSAGE_LIST, value: (r) => asList(r.prompt).map(fullMessage) },
+    layout.continuation
+      ? { name: 'completion', type: LOSS_MESSAGE_LIST, value: (r) => (r.completion as LossList).map(fullLossMessage) }
+      : { name: 'completion', type: MESSAGE_LIST, value: (r) => asList(r.completion).map(fullMessage) },
+    { name: 'instance_id', type: STRING, value: (r) => r.instance_id },
+    { name: 'repo', type: STRING, value: (r) => r.repo },
+    { name: 'trajectory_id', type: STRING, value: (r) => r.trajectory_id },
+    { name: 'divergence_turn', type: INT64, value: (r) => r.divergence_turn },
+    { name: 'divergence_msg_index', type: INT64, value: (r) => r.divergence_msg_index },
+    ...(layout.behavior ? [{ name: 'behavior_sequence', type: STRING_LIST, value: (r: Loose) => r.behavior_sequence }] : []),
+  ];
+}
+
+/** Published columns with continuation sides (lists of messages with loss). */
+const CONTINUATION_SIDES: ColumnSpec<Loose>[] = [
+  { name: 'chosen', type: LOSS_MESSAGE_LIST, value: (r) => (r.chosen as LossList).map(fullLossMessage) },
+  { name: 'rejected', type: LOSS_MESSAGE_LIST, value: (r) => (r.rejected as LossList).map(fullLossMessage) },
+];
+
+/** True when the layout adds nothing of issue 7 (the default output stays exactly the contract's). */
+function plainLayout(layout: OutputLayout): boolean {
+  return layout.shape !== 'sft' && !layout.continuation && !layout.behavior && !layout.groups;
 }
 
 export const PUBLISHED_LAYOUT: OutputLayout = { shape: 'published', arguments: 'object', windowed: false };
 
 export function columnsFor(layout: OutputLayout): ColumnSpec<unknown>[] {
-  if (layout.shape === 'trl') return trlColumns(layout.arguments, layout.windowed) as ColumnSpec<unknown>[];
-  return [...PUBLISHED_COLUMNS, ...(layout.windowed ? [DROPPED_COLUMN as ColumnSpec<PairRow>] : [])] as ColumnSpec<unknown>[];
+  if (layout.shape === 'sft') return sftColumns(layout) as ColumnSpec<unknown>[];
+  const behavior = layout.behavior ? BEHAVIOR_COLUMNS : [];
+  const groups = layout.groups ? GROUP_COLUMNS : [];
+  if (layout.shape === 'trl') return [...trlColumns(layout.arguments, layout.windowed), ...behavior] as ColumnSpec<unknown>[];
+  const published = layout.continuation
+    ? [PUBLISHED_COLUMNS[0]!, ...CONTINUATION_SIDES, ...PUBLISHED_COLUMNS.slice(3)]
+    : PUBLISHED_COLUMNS;
+  return [...published, ...(layout.windowed ? [DROPPED_COLUMN as ColumnSpec<PairRow>] : []), ...behavior, ...groups] as ColumnSpec<unknown>[];
 }
 
 function approxBytes(r: PairRow): number {
   let n = 256;
   for (const m of r.prompt) n += (m.content?.length ?? 0) + (m.tool_calls?.length ?? 0) + 64;
   return n + (r.chosen.content?.length ?? 0) + (r.rejected.content?.length ?? 0);
+}
+
+/** Batch size estimate for issue-7 rows: every message list of the row. */
+function approxLooseBytes(r: Loose): number {
+  let n = 256;
+  for (const k of ['prompt', 'chosen', 'rejected', 'completion']) {
+    const v = r[k];
+    for (const m of (Array.isArray(v) ? v : v ? [v] : []) as { content?: string | null; tool_calls?: string | null }[])
+      n += (m.content?.length ?? 0) + (m.tool_calls?.length ?? 0) + 64;
+  }
+  return n;
 }
 
 /** Batch size estimate for the trl shape (tool calls counted by their argument text). */
@@ -97,7 +167,12 @@ export function openPublishedSink(path: string): RowSink<PairRow> {
 /** A sink for any layout; the default layout is exactly `openPublishedSink`. */
 export function openSink(path: string, layout: OutputLayout, format: OutputFormat = outputFormat(path)): RowSink<unknown> {
   if (format === 'jsonl') return new JsonlSink<unknown>(path);
-  if (layout.shape === 'published' && !layout.windowed) return new ParquetSink<PairRow>(path, PUBLISHED_COLUMNS, approxBytes) as RowSink<unknown>;
-  const size = layout.shape === 'trl' ? (r: unknown) => approxTrlBytes(r as TrlRow) : (r: unknown) => approxBytes(r as PairRow);
+  if (layout.shape === 'published' && !layout.windowed && plainLayout(layout)) return new ParquetSink<PairRow>(path, PUBLISHED_COLUMNS, approxBytes) as RowSink<unknown>;
+  const size =
+    layout.shape === 'trl'
+      ? (r: unknown) => approxTrlBytes(r as TrlRow)
+      : plainLayout(layout)
+        ? (r: unknown) => approxBytes(r as PairRow)
+        : (r: unknown) => approxLooseBytes(r as Loose);
   return new ParquetSink<unknown>(path, columnsFor(layout), size);
 }

@@ -18,6 +18,10 @@ import { FolderOutput, prepareFolder, type FolderResult, type Sharding } from '.
 import { assignSplit, dataFilesPattern, groupKeyOf, parseByteSize, parseSplitSpecs, type SplitBy, type SplitSpec } from '../train/split.js';
 import { makeToolsColumnCache, toTrlRow, type ArgumentsMode, type TrlTally } from '../train/trl.js';
 import { windowRow } from '../train/window.js';
+import { behaviorSequence } from '../shapes/behavior.js';
+import { preferenceRows, behaviorFields, type RowPlan } from '../shapes/rows.js';
+import { SftDeduper } from '../shapes/sft.js';
+import { SCHEMAS, describeDetection, type Detection, type SchemaName, type SchemaOverrides } from '../sources/schema.js';
 import type { PairRow } from '../types.js';
 import { checkOutputPath, commitTemp, tempPathFor, trackTemp } from '../write/atomic.js';
 import { BrokenPipe } from '../write/jsonl.js';
@@ -70,7 +74,7 @@ export interface MineCliOptions {
   force: boolean;
   partition?: Partition;
   /** Training output (issue 5): see src/train/*. */
-  shape?: 'published' | 'trl';
+  shape?: 'published' | 'trl' | 'sft';
   arguments?: ArgumentsMode;
   promptWindow?: number;
   split?: string[];
@@ -80,17 +84,29 @@ export interface MineCliOptions {
   format?: OutputFormat;
   card?: string;
   engine: Engine;
+  /** Issue 7: sources (sources/schema.ts) and shapes (shapes/*). */
+  schema?: SchemaName;
+  idColumn?: string;
+  instanceColumn?: string;
+  messagesColumn?: string;
+  resolvedColumn?: string;
+  continuation?: 'action' | 'trajectory';
+  maxContinuationMessages?: number;
+  unit?: 'pairs' | 'groups';
+  behavior?: boolean;
 }
 
 /** Training-output settings recorded in the stats file (only those that differ from the contract's output). */
 export interface TrainRunInfo {
-  shape: 'published' | 'trl';
+  shape: 'published' | 'trl' | 'sft';
   arguments?: ArgumentsMode;
   promptWindow?: number;
   split?: { by: SplitBy; specs: SplitSpec[] } | null;
   outputs?: FolderResult | null;
   splitCounts?: ReturnType<CardStats['splitCounts']> | null;
   wrappedArguments?: number;
+  /** Issue 7: recorded only when they differ from the contract's defaults (see issue7Options). */
+  issue7?: { options: Record<string, unknown>; extra: Record<string, unknown> };
 }
 
 /** The stats file: counters plus everything `merge` checks before combining partitions. */
@@ -107,11 +123,13 @@ export function statsDocument(
     ...(t?.shape === 'trl' ? { arguments: t.arguments ?? 'object' } : {}),
     ...(t?.promptWindow !== undefined ? { prompt_window: t.promptWindow } : {}),
     ...(t?.split ? { split: t.split.specs.map((s) => `${s.name}=${s.fraction}`), split_by: t.split.by } : {}),
+    ...(t?.issue7?.options ?? {}),
   };
   const extra = {
     ...(t?.splitCounts ? { splits: t.splitCounts } : {}),
     ...(t?.outputs ? { files: t.outputs.files.map((f) => ({ split: f.split, path: f.path, rows: f.rows, bytes: f.bytes })) } : {}),
     ...(t?.wrappedArguments ? { trl: { wrapped_arguments: t.wrappedArguments } } : {}),
+    ...(t?.issue7?.extra ?? {}),
   };
   return {
     tool: 'divergence-mine',
@@ -173,8 +191,26 @@ export function registerMine(program: Command): void {
         .default('wasm'),
     )
     .option('--partition <i/N>', 'only instances with uint64(SHA-256(instance_id)[0..8]) mod N = i; combine parts with `merge`', parsePartition)
+    .optionsGroup('Input layout:')
+    .addOption(
+      new Option('--schema <schema>', 'input layout: openhands, open-swe-traces or text-actions (default: detected from the columns and the first row)').choices([
+        ...SCHEMAS,
+      ]),
+    )
+    .option('--id-column <name[,name]>', 'trajectory id column (several: values joined by ":")')
+    .option('--instance-column <name>', 'instance column (grouping key)')
+    .option('--messages-column <name>', 'messages column (a list of messages, or JSON text of one)')
+    .option('--resolved-column <name>', 'label column (1/true resolved, 0/false failed, anything else unlabelled)')
     .optionsGroup('Training output:')
-    .addOption(new Option('--shape <shape>', 'published (the contract) or trl (TRL DPOTrainer)').choices(['published', 'trl']).default('published'))
+    .addOption(new Option('--shape <shape>', 'published (the contract), trl (TRL DPOTrainer) or sft (prompt/completion of the resolved side)').choices(['published', 'trl', 'sft']).default('published'))
+    .addOption(
+      new Option('--continuation <mode>', 'action: one message per side (the contract); trajectory: each side from the divergence to its end, with loss flags')
+        .choices(['action', 'trajectory'])
+        .default('action'),
+    )
+    .option('--max-continuation-messages <n>', 'with --continuation trajectory: keep whole turns, at most n messages per side (the first turn always)', intArg(1))
+    .addOption(new Option('--unit <unit>', 'pairs, or groups: one row per prefix of 1..G turn groups (needs --continuation trajectory)').choices(['pairs', 'groups']).default('pairs'))
+    .option('--behavior', 'add chosen_behavior_sequence / rejected_behavior_sequence (always on with --continuation trajectory)', false)
     .addOption(new Option('--arguments <mode>', 'trl shape: tool-call arguments as objects or JSON strings').choices(['object', 'string']).default('object'))
     .option('--prompt-window <n>', 'keep the system message, the first user message and the last n prompt messages', intArg(0))
     .option('--split <name=fraction>', 'held-out split by hash of the group key, e.g. dev=0.1; repeatable (--out is then a folder)', collect)
@@ -192,6 +228,8 @@ Examples:
   $ divergence-mine mine rows.jsonl.gz --out - | head -n 1
   $ divergence-mine mine --parquet trajectories.parquet --shape trl --prompt-window 40 \\
         --split dev=0.05 --shards 4 --out hub/data --card hub/README.md
+  $ divergence-mine mine --jsonl open-swe-traces.jsonl --continuation trajectory --unit groups --out groups.jsonl
+  $ divergence-mine mine --jsonl swe-smith.jsonl --schema text-actions --shape sft --out sft.jsonl
 
 Exit codes: 0 ok, 2 usage, 3 missing input, 4 not parquet, 5 corrupt input, 6 schema, 7 bad value,
 8 output path, 130/143 interrupted. See README "Errors and exit codes".`,
@@ -226,6 +264,16 @@ function trainPlan(o: MineCliOptions): TrainPlan {
     throw new UserError('--split and --shards need the whole run; mine without --partition (or split the merged output)', ExitCode.usage);
   if (o.card && o.partition) throw new UserError('--card describes a whole run; write it without --partition', ExitCode.usage);
   if (o.card && o.out === '-') throw new UserError('--card needs output files to describe; --out - writes to stdout', ExitCode.usage);
+  const trajectory = o.continuation === 'trajectory';
+  const groups = o.unit === 'groups';
+  if (o.maxContinuationMessages !== undefined && !trajectory) throw new UserError('--max-continuation-messages needs --continuation trajectory', ExitCode.usage);
+  if (groups && !trajectory) throw new UserError('--unit groups needs --continuation trajectory (groups are cut from the continuations)', ExitCode.usage);
+  if (groups && shape !== 'published') throw new UserError(`--unit groups is a preference layout: use it with --shape published, not ${shape}`, ExitCode.usage);
+  if (trajectory && shape === 'trl') throw new UserError('--continuation trajectory is not available with --shape trl yet; use --shape published or sft', ExitCode.usage);
+  const issue7 = shape === 'sft' || trajectory || Boolean(o.behavior);
+  // The card and `merge` know only the contract's and the trl row layouts.
+  if (issue7 && o.card) throw new UserError('--card describes published and trl rows only; leave out --card with --shape sft, --continuation trajectory or --behavior', ExitCode.usage);
+  if (issue7 && o.partition) throw new UserError('merge does not combine --shape sft, --continuation trajectory or --behavior parts yet; mine without --partition', ExitCode.usage);
   let folder: TrainPlan['folder'] = null;
   if (toFolder) {
     if (o.out === '-') throw new UserError('--split and --shards write several files: give --out a folder, not -', ExitCode.usage);
@@ -239,8 +287,17 @@ function trainPlan(o: MineCliOptions): TrainPlan {
     const f = outputFormat(o.out);
     if (o.format !== undefined && o.format !== f) throw new UserError(`--format ${o.format} does not match --out ${o.out}`, ExitCode.usage);
   }
+  const behavior = Boolean(o.behavior) || trajectory;
   return {
-    layout: { shape, arguments: o.arguments ?? 'object', windowed: o.promptWindow !== undefined },
+    layout: {
+      shape,
+      arguments: o.arguments ?? 'object',
+      windowed: o.promptWindow !== undefined && shape !== 'sft',
+      // Only set when used: the default layout object stays exactly the contract's.
+      ...(trajectory ? { continuation: true } : {}),
+      ...(behavior ? { behavior: true } : {}),
+      ...(groups ? { groups: true } : {}),
+    },
     promptWindow: o.promptWindow,
     specs,
     splitBy: o.splitBy ?? 'instance',
@@ -305,20 +362,81 @@ export async function runMine(positional: string[], o: MineCliOptions): Promise<
   const cardStats = new CardStats();
   cardStats.declareSplits(splitNames);
   const trl = layout.shape === 'trl';
-  const onPair = async (p: MinedPair): Promise<void> => {
-    let row: PairRow & { prompt_messages_dropped?: number } = p.row;
-    if (plan.promptWindow !== undefined) row = windowRow(row, plan.promptWindow);
-    const out = trl ? toTrlRow(row, { tools: null, toolsJson: toolsCol(p.tools), arguments: layout.arguments, tally }) : row;
+  // Issue 7: the schema (for text-action behaviour labels) is known before the first pair.
+  let detection: Detection | null = null;
+  const rowPlan = (): RowPlan => ({
+    continuation: Boolean(layout.continuation),
+    groups: Boolean(layout.groups),
+    behavior: Boolean(layout.behavior),
+    labels: { textActions: detection?.schema === 'text-actions' },
+  });
+  const sftDedup = layout.shape === 'sft' ? new SftDeduper() : null;
+  let groupRowCount = 0;
+  // `card` is what the card statistics see: the written row, or for issue-7 rows (which --card
+  // refuses) the pair row, which is enough for the split counts.
+  const emit = async (out: unknown, card: Parameters<CardStats['add']>[0], row: PairRow): Promise<void> => {
     const split = plan.specs.length > 0 ? assignSplit(groupKeyOf(row, plan.splitBy), plan.specs) : 'train';
-    cardStats.add(out, split);
+    cardStats.add(card, split);
     if (folder) await folder.write(split, out, row.instance_id);
     else await sink!.write(out);
+  };
+  const onPair = async (p: MinedPair): Promise<void> => {
+    let row: PairRow & { prompt_messages_dropped?: number } = p.row;
+    if (sftDedup) {
+      // The resolved side only; --prompt-window shortens the prompt as in the other shapes.
+      if (plan.promptWindow !== undefined) row = windowRow(row, plan.promptWindow);
+      const completion = p.continuation?.chosen ?? p.row.chosen;
+      const s = sftDedup.add({ ...row, chosen: completion });
+      if (!s) return; // a repeat of (instance_id, prompt, completion)
+      const out = layout.behavior ? { ...s, behavior_sequence: behaviorSequence(p.row.prompt, completion, rowPlan().labels) } : s;
+      await emit(out, row, row);
+      return;
+    }
+    if (plan.promptWindow !== undefined) row = windowRow(row, plan.promptWindow);
+    if (trl) {
+      const t = toTrlRow(row, { tools: null, toolsJson: toolsCol(p.tools), arguments: layout.arguments, tally });
+      await emit(layout.behavior ? { ...t, ...behaviorFields(p.row.prompt, p.row.chosen, p.row.rejected, rowPlan()) } : t, t, row);
+      return;
+    }
+    if (!layout.behavior && !layout.continuation) {
+      await emit(row, row, row); // the contract's row, untouched
+      return;
+    }
+    const rows = preferenceRows(row, p.row.prompt, p.continuation, rowPlan());
+    if (layout.groups) groupRowCount += rows.length;
+    for (const r of rows) await emit(r, row, row);
   };
 
   let summary: MineSummary;
   let result: FolderResult | null = null;
   try {
-    summary = await minePairs({ inputs, options, workers: o.workers, engine: o.engine, progress, partition: o.partition ?? null, withTools: trl }, onPair);
+    const overrides: SchemaOverrides = {
+      ...(o.schema !== undefined ? { schema: o.schema } : {}),
+      ...(o.idColumn !== undefined ? { idColumn: o.idColumn } : {}),
+      ...(o.instanceColumn !== undefined ? { instanceColumn: o.instanceColumn } : {}),
+      ...(o.messagesColumn !== undefined ? { messagesColumn: o.messagesColumn } : {}),
+      ...(o.resolvedColumn !== undefined ? { resolvedColumn: o.resolvedColumn } : {}),
+    };
+    const onSchema = (d: Detection) => {
+      detection = d;
+      if (!o.quiet) process.stderr.write(`divergence-mine: ${describeDetection(d)}\n`);
+    };
+    summary = await minePairs(
+      {
+        inputs,
+        options,
+        workers: o.workers,
+        engine: o.engine,
+        progress,
+        partition: o.partition ?? null,
+        withTools: trl,
+        overrides,
+        onSchema,
+        continuation: layout.continuation ? 'trajectory' : 'action',
+        ...(o.maxContinuationMessages !== undefined ? { maxContinuationMessages: o.maxContinuationMessages } : {}),
+      },
+      onPair,
+    );
     if (folder) result = await folder.close();
     else await sink!.close();
   } catch (e) {
@@ -349,6 +467,7 @@ export async function runMine(positional: string[], o: MineCliOptions): Promise<
     outputs: result,
     splitCounts,
     wrappedArguments: tally.wrapped_arguments,
+    issue7: issue7Stats(summary.detection, o, layout, { groupRows: groupRowCount, sft: sftDedup }),
   };
   if (o.stats) {
     const run = { partition: o.partition ?? null, badRowsIndexPass: summary.badRowsIndexPass, fingerprint: fingerprintInputs(inputs), train };
@@ -361,7 +480,7 @@ export async function runMine(positional: string[], o: MineCliOptions): Promise<
       counters: summary.counters,
       stats: cardStats,
       dataFiles: cardDataFiles(o.card, o.out, plan, result),
-      shape: layout.shape,
+      shape: layout.shape as 'published' | 'trl', // --card refuses sft (trainPlan)
       arguments: layout.arguments,
       promptWindow: plan.promptWindow ?? null,
       split: plan.specs.length > 0 ? { by: plan.splitBy, specs: plan.specs } : null,
@@ -378,4 +497,29 @@ export async function runMine(positional: string[], o: MineCliOptions): Promise<
     if (result)
       for (const f of result.files) process.stderr.write(`  ${f.path}: ${f.rows.toLocaleString('en-US')} rows, ${humanBytes(f.bytes)}\n`);
   }
+}
+
+/** The upstream layout: a run on it without issue-7 options writes exactly the stats it always did. */
+function isUpstream(d: Detection): boolean {
+  const m = d.mapping;
+  return d.schema === 'openhands' && m.id === 'trajectory_id' && m.instance === 'instance_id' && m.messages === 'trajectory' && m.resolved === 'resolved';
+}
+
+/** Issue-7 options (in `options`, so merge compares them) and outputs (outside `counters`). */
+function issue7Stats(d: Detection, o: MineCliOptions, layout: OutputLayout, out: { groupRows: number; sft: SftDeduper | null }): TrainRunInfo['issue7'] {
+  const m = d.mapping;
+  const options: Record<string, unknown> = {
+    ...(!isUpstream(d)
+      ? { schema: d.schema, columns: { id: m.id, instance: m.instance, messages: m.messages, resolved: m.resolved, tools: m.tools, repo: m.repo } }
+      : {}),
+    ...(layout.continuation ? { continuation: 'trajectory' } : {}),
+    ...(o.maxContinuationMessages !== undefined ? { max_continuation_messages: o.maxContinuationMessages } : {}),
+    ...(layout.groups ? { unit: 'groups' } : {}),
+    ...(layout.behavior ? { behavior: true } : {}),
+  };
+  const extra: Record<string, unknown> = {
+    ...(layout.groups ? { group_rows: out.groupRows } : {}),
+    ...(out.sft ? { sft_rows: out.sft.emitted, sft_duplicates: out.sft.duplicates } : {}),
+  };
+  return Object.keys(options).length + Object.keys(extra).length > 0 ? { options, extra } : undefined;
 }

@@ -1,5 +1,6 @@
 // Messages between the main thread and the decode workers (read/worker.ts).
 import type { ErrorPayload } from '../errors.js';
+import type { ColumnMapping, SchemaName } from '../sources/schema.js';
 
 /** `wasm`: parquet-wasm (no native code); `duckdb`: DuckDB's native reader through @duckdb/node-api. */
 export type Engine = 'wasm' | 'duckdb';
@@ -14,8 +15,13 @@ export interface FieldInfo {
 
 export type Task =
   | { kind: 'meta'; path: string }
-  | { kind: 'index'; path: string; rowGroup: number; hasRepo: boolean }
-  | { kind: 'index-jsonl'; path: string }
+  /** Issue 7: the first value of each of `columns` in row group 0 (the sample row of schema detection). */
+  | { kind: 'sample'; path: string; columns: string[] }
+  /** Issue 7: the first non-empty line of a JSONL input, parsed. */
+  | { kind: 'sample-jsonl'; path: string }
+  /** `hasRepo` (= mapping.repo !== null) only names the columns in pool.ts error messages. */
+  | { kind: 'index'; path: string; rowGroup: number; hasRepo: boolean; mapping: ColumnMapping }
+  | { kind: 'index-jsonl'; path: string; mapping: ColumnMapping; schema: SchemaName }
   | {
       kind: 'decode';
       path: string;
@@ -28,13 +34,22 @@ export type Task =
       /** Which decoder reads the trajectory column; `rowOffset` is the file row of the group's first row. */
       engine: Engine;
       rowOffset: number;
+      mapping: ColumnMapping;
+      schema: SchemaName;
     }
-  | { kind: 'decode-jsonl'; path: string; lines: number[]; keys: number[]; reasoningKeys: string[]; withTools: boolean };
+  | { kind: 'decode-jsonl'; path: string; lines: number[]; keys: number[]; reasoningKeys: string[]; withTools: boolean; mapping: ColumnMapping; schema: SchemaName };
 
 export interface MetaResult {
   numRows: number;
   rowGroupRows: number[];
   fields: FieldInfo[];
+}
+
+/** The sample row: column -> first value (absent when the row group is empty). */
+export interface SampleResult {
+  row: Record<string, unknown> | null;
+  /** JSONL: the row's 1-based line. */
+  line?: number;
 }
 
 export interface IndexResult {
@@ -71,5 +86,5 @@ export interface DecodeResult {
 }
 
 export type WorkerReply =
-  | { id: number; ok: true; result: MetaResult | IndexResult | DecodeResult }
+  | { id: number; ok: true; result: MetaResult | IndexResult | DecodeResult | SampleResult }
   | { id: number; ok: false; error: ErrorPayload };

@@ -6,12 +6,13 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { createGunzip } from 'node:zlib';
 import { tableFromIPC, type Data } from 'apache-arrow';
 import { ParquetFile } from 'parquet-wasm';
-import { encodeTrajectory } from '../encode.js';
+import { encodeTrajectory, type SignatureScheme } from '../encode.js';
 import { ExitCode, UserError, toPayload } from '../errors.js';
 import type { NormaliseTally } from '../normalise.js';
+import { mappedColumns, parseTools, toStandardRow, trajectoryIdOf, type ColumnMapping, type SchemaName } from '../sources/schema.js';
 import { SpillWriter } from '../spill.js';
 import { isLabelType, isStringType, isTrajectoryType, makeGetter, type Getter } from './arrow-values.js';
-import type { DecodeResult, DecodedTrajectory, IndexResult, MetaResult, Task, WorkerReply } from './protocol.js';
+import type { DecodeResult, DecodedTrajectory, IndexResult, MetaResult, SampleResult, Task, WorkerReply } from './protocol.js';
 
 interface WasmBatch {
   readonly numRows: number;
@@ -71,18 +72,39 @@ async function scan(
   }
 }
 
-async function index(path: string, rowGroup: number, hasRepo: boolean): Promise<IndexResult> {
+function idParts(m: ColumnMapping): string[] {
+  return Array.isArray(m.id) ? [...m.id] : [m.id as string];
+}
+
+async function index(path: string, rowGroup: number, mapping: ColumnMapping): Promise<IndexResult> {
   const res: IndexResult = { ids: [], instances: [], repos: [], resolved: [] };
-  const columns = ['trajectory_id', 'instance_id', 'resolved', ...(hasRepo ? ['repo'] : [])];
+  // Only the small columns: never the messages or tools.
+  const columns = mappedColumns(mapping).filter((c) => c !== mapping.messages && c !== mapping.tools);
+  const parts = idParts(mapping);
   await scan(path, rowGroup, columns, 8192, (get, n) => {
     for (let i = 0; i < n; i++) {
-      res.ids.push(get.trajectory_id!(i));
-      res.instances.push(get.instance_id!(i));
-      res.resolved.push(get.resolved!(i));
-      res.repos.push(hasRepo ? get.repo!(i) : null);
+      res.ids.push(trajectoryIdOf(Object.fromEntries(parts.map((c) => [c, get[c]!(i)])), mapping.id));
+      res.instances.push(get[mapping.instance]!(i));
+      res.resolved.push(get[mapping.resolved]!(i));
+      res.repos.push(mapping.repo ? get[mapping.repo]!(i) : null);
     }
   });
   return res;
+}
+
+/** The first row of row group 0, `columns` only, for schema detection (one-row batches: nothing more is decoded). */
+async function sample(path: string, columns: string[]): Promise<SampleResult> {
+  const f = await open(path);
+  if (f.metadata().numRowGroups() === 0) return { row: null };
+  const stream = await f.stream({ rowGroups: [0], columns, batchSize: 1, limit: 1 });
+  for await (const wasmBatch of stream as unknown as AsyncIterable<WasmBatch>) {
+    const batch = tableFromIPC(wasmBatch.intoIPCStream()).batches[0]; // intoIPCStream consumes (frees) the wasm batch
+    if (!batch || batch.numRows === 0) continue;
+    const row: Record<string, unknown> = {};
+    for (const name of columns) row[name] = makeGetter(batch.data.children[batch.schema.fields.findIndex((fl) => fl.name === name)] as Data)(0);
+    return { row };
+  }
+  return { row: null };
 }
 
 function spillWriter(): SpillWriter {
@@ -92,6 +114,34 @@ function spillWriter(): SpillWriter {
 function toolsJson(v: unknown): string | null {
   if (v == null) return null;
   return typeof v === 'string' ? v : JSON.stringify(v);
+}
+
+function schemeOf(schema: SchemaName): SignatureScheme {
+  return schema === 'text-actions' ? 'text-actions' : 'contract';
+}
+
+/**
+ * The contract's own layout: values are read exactly as before issue 7 (a string trajectory is a
+ * bad value, tools are passed through), so its output cannot change.
+ */
+function contractLayout(mapping: ColumnMapping, schema: SchemaName): boolean {
+  return schema === 'openhands' && mapping.messages === 'trajectory' && mapping.id === 'trajectory_id';
+}
+
+/** A messages value: JSON text is parsed outside the contract's layout (toStandardRow does the same for JSONL). */
+function messagesValue(v: unknown, mapping: ColumnMapping, schema: SchemaName): unknown {
+  if (typeof v !== 'string' || contractLayout(mapping, schema)) return v;
+  return toStandardRow({ [mapping.messages]: v }, { ...mapping, tools: null, repo: null }, schema).trajectory;
+}
+
+/** Tools as JSON text; outside the contract's layout a list of JSON strings (Open-SWE-Traces) becomes objects first. */
+function toolsText(v: unknown, mapping: ColumnMapping, schema: SchemaName): string | null {
+  return toolsJson(contractLayout(mapping, schema) ? v : parseTools(v));
+}
+
+/** A DuckDB identifier, quoted. */
+function sqlIdent(s: string): string {
+  return `"${s.replaceAll('"', '""')}"`;
 }
 
 type DuckConnection = { stream(sql: string): Promise<{ fetchChunk(): Promise<DuckChunk | null> }> };
@@ -126,21 +176,24 @@ async function decodeDuck(task: Extract<Task, { kind: 'decode' }>): Promise<Deco
   const w = spillWriter();
   const keyOf = new Map<number, number>();
   task.rows.forEach((r, k) => keyOf.set(task.rowOffset + r, task.keys[k]!));
-  const tools = task.withTools ? ', to_json(tools)::VARCHAR' : '';
+  const tools = task.withTools && task.mapping.tools ? `, to_json(${sqlIdent(task.mapping.tools)})::VARCHAR` : '';
   // file_row_number filters prune other row groups, so each task decodes only its own.
   const sql =
-    `SELECT file_row_number, to_json(trajectory)::VARCHAR${tools} FROM read_parquet(${sqlString(task.path)}, file_row_number=true) ` +
+    `SELECT file_row_number, to_json(${sqlIdent(task.mapping.messages)})::VARCHAR${tools} FROM read_parquet(${sqlString(task.path)}, file_row_number=true) ` +
     `WHERE file_row_number IN (${[...keyOf.keys()].join(',')}) ORDER BY file_row_number`;
   const res = await conn.stream(sql);
   for (let chunk = await res.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await res.fetchChunk()) {
     const rn = chunk.getColumnVector(0);
     const js = chunk.getColumnVector(1);
-    const tv = task.withTools ? chunk.getColumnVector(2) : null;
+    const tv = tools ? chunk.getColumnVector(2) : null;
     for (let i = 0; i < chunk.rowCount; i++) {
       const key = keyOf.get(Number(rn.getItem(i)))!;
       const text = js.getItem(i) as string | null;
-      const t = encodeTrajectory(key, text === null ? null : JSON.parse(text), reasoning, tally, w);
-      if (tv) t.tools = (tv.getItem(i) as string | null) ?? null;
+      const t = encodeTrajectory(key, text === null ? null : messagesValue(JSON.parse(text), task.mapping, task.schema), reasoning, tally, w, schemeOf(task.schema));
+      if (tv) {
+        const tj = (tv.getItem(i) as string | null) ?? null;
+        t.tools = tj === null || contractLayout(task.mapping, task.schema) ? tj : toolsText(JSON.parse(tj), task.mapping, task.schema);
+      }
       out.push(t);
     }
   }
@@ -156,7 +209,8 @@ async function decode(task: Extract<Task, { kind: 'decode' }>): Promise<DecodeRe
   const reasoning = new Set(task.reasoningKeys);
   const tally: NormaliseTally = { malformed_arguments: 0, unknown_roles: 0 };
   const out: DecodedTrajectory[] = [];
-  const columns = ['trajectory', ...(task.withTools ? ['tools'] : [])];
+  const withTools = task.withTools && task.mapping.tools !== null;
+  const columns = [task.mapping.messages, ...(withTools ? [task.mapping.tools!] : [])];
   let base = 0;
   let next = 0;
   const w = spillWriter();
@@ -170,8 +224,9 @@ async function decode(task: Extract<Task, { kind: 'decode' }>): Promise<DecodeRe
       const local = task.rows[next]! - base;
       const batch = tableFromIPC(wasmBatch.slice(local, 1).intoIPCStream()).batches[0]!;
       const get = (name: string) => makeGetter(batch.data.children[batch.schema.fields.findIndex((fl) => fl.name === name)] as Data);
-      const t = encodeTrajectory(task.keys[next]!, get('trajectory')(0), reasoning, tally, w);
-      if (task.withTools) t.tools = toolsJson(get('tools')(0));
+      const value = messagesValue(get(task.mapping.messages)(0), task.mapping, task.schema);
+      const t = encodeTrajectory(task.keys[next]!, value, reasoning, tally, w, schemeOf(task.schema));
+      if (withTools) t.tools = toolsText(get(task.mapping.tools!)(0), task.mapping, task.schema);
       out.push(t);
       next++;
     }
@@ -213,28 +268,32 @@ function parseLine(path: string, line: number, text: string): Record<string, unk
   return v as Record<string, unknown>;
 }
 
-/** Keys a JSONL row must have (a null value is a bad value; a missing key is a schema error, as in parquet). */
-const REQUIRED_KEYS = ['trajectory_id', 'instance_id', 'resolved', 'trajectory'];
-
-function checkKeys(path: string, line: number, o: Record<string, unknown>): void {
-  const missing = REQUIRED_KEYS.filter((k) => !(k in o));
+/** Keys a JSONL row must have: the mapped columns (a null value is a bad value; a missing key is a schema error, as in parquet). */
+function checkKeys(path: string, line: number, o: Record<string, unknown>, mapping: ColumnMapping): void {
+  const missing = mappedColumns(mapping).filter((k) => k !== mapping.tools && k !== mapping.repo && !(k in o));
   if (missing.length === 0) return;
   const found = Object.keys(o).join(', ') || 'none';
   throw new UserError(`${path}:${line}: missing required column${missing.length > 1 ? 's' : ''} ${missing.join(', ')} (found: ${found})`, ExitCode.schema);
 }
 
-async function indexJsonl(path: string): Promise<IndexResult> {
+async function indexJsonl(path: string, mapping: ColumnMapping, schema: SchemaName): Promise<IndexResult> {
   const res: IndexResult = { ids: [], instances: [], repos: [], resolved: [], lines: [] };
+  const repoKey = mapping.repo ?? (contractLayout(mapping, schema) ? 'repo' : null);
   for await (const [line, text] of jsonlLines(path)) {
     const o = parseLine(path, line, text);
-    checkKeys(path, line, o);
-    res.ids.push(o.trajectory_id);
-    res.instances.push(o.instance_id);
-    res.repos.push(o.repo ?? null);
-    res.resolved.push(o.resolved);
+    checkKeys(path, line, o, mapping);
+    res.ids.push(trajectoryIdOf(o, mapping.id));
+    res.instances.push(o[mapping.instance]);
+    res.repos.push(repoKey ? (o[repoKey] ?? null) : null);
+    res.resolved.push(o[mapping.resolved]);
     res.lines!.push(line);
   }
   return res;
+}
+
+async function sampleJsonl(path: string): Promise<SampleResult> {
+  for await (const [line, text] of jsonlLines(path)) return { row: parseLine(path, line, text), line };
+  return { row: null };
 }
 
 async function decodeJsonl(task: Extract<Task, { kind: 'decode-jsonl' }>): Promise<DecodeResult> {
@@ -248,8 +307,10 @@ async function decodeJsonl(task: Extract<Task, { kind: 'decode-jsonl' }>): Promi
     if (next >= task.lines.length) break;
     if (line !== task.lines[next]) continue;
     const o = parseLine(task.path, line, text);
-    const t = encodeTrajectory(task.keys[next]!, o.trajectory, reasoning, tally, w);
-    if (task.withTools) t.tools = toolsJson(o.tools);
+    const m = task.mapping;
+    const t = encodeTrajectory(task.keys[next]!, messagesValue(o[m.messages], m, task.schema), reasoning, tally, w, schemeOf(task.schema));
+    // The contract's layout reads `tools` / `repo` on every line, whatever the first line holds.
+    if (task.withTools) t.tools = toolsText(m.tools ? o[m.tools] : contractLayout(m, task.schema) ? o.tools : null, m, task.schema);
     out.push(t);
     next++;
     rows++;
@@ -258,14 +319,18 @@ async function decodeJsonl(task: Extract<Task, { kind: 'decode-jsonl' }>): Promi
   return { spill: spillIndex, trajectories: out, ...tally, rowsDecoded: rows };
 }
 
-async function run(task: Task): Promise<MetaResult | IndexResult | DecodeResult> {
+async function run(task: Task): Promise<MetaResult | IndexResult | DecodeResult | SampleResult> {
   switch (task.kind) {
     case 'meta':
       return meta(task.path);
+    case 'sample':
+      return sample(task.path, task.columns);
+    case 'sample-jsonl':
+      return sampleJsonl(task.path);
     case 'index':
-      return index(task.path, task.rowGroup, task.hasRepo);
+      return index(task.path, task.rowGroup, task.mapping);
     case 'index-jsonl':
-      return indexJsonl(task.path);
+      return indexJsonl(task.path, task.mapping, task.schema);
     case 'decode':
       return decode(task);
     case 'decode-jsonl':

@@ -4,6 +4,7 @@
 import { createWriteStream, openSync, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
 import {
+  Bool,
   Field,
   Float64,
   Int64,
@@ -37,10 +38,21 @@ export const MESSAGE_LIST = new List(new Field('item', MESSAGE_STRUCT, true));
 export const STRING = new Utf8();
 export const INT64 = new Int64();
 export const DOUBLE = new Float64();
+export const BOOL = new Bool();
+/** Issue 7: behaviour sequences. */
+export const STRING_LIST = new List(new Field('item', new Utf8(), true));
+/** Issue 7.2: a continuation message, the five message fields plus `loss` (supervised or context). */
+export const LOSS_MESSAGE_STRUCT = new Struct([...MESSAGE_STRUCT.children, new Field('loss', new Bool(), true)]);
+export const LOSS_MESSAGE_LIST = new List(new Field('item', LOSS_MESSAGE_STRUCT, true));
 
 /** A message with all five fields (absent ones null), as the parquet struct wants it. */
 export function fullMessage(m: { role: string; content: string | null; name?: string | null; tool_call_id?: string | null; tool_calls?: string | null }) {
   return { role: m.role, content: m.content, name: m.name ?? null, tool_call_id: m.tool_call_id ?? null, tool_calls: m.tool_calls ?? null };
+}
+
+/** A continuation message with all five fields and its loss flag. */
+export function fullLossMessage(m: Parameters<typeof fullMessage>[0] & { loss: boolean }) {
+  return { ...fullMessage(m), loss: m.loss };
 }
 
 // ---- the `trl` shape (src/train/trl.ts): messages with real tool-call arrays
