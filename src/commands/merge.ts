@@ -2,13 +2,12 @@
 // what a single run would have written. Partitions hold disjoint instances and each part is sorted by
 // instance_id, so a k-way merge by instance restores the single run's order.
 import { readFileSync } from 'node:fs';
-import { createReadStream } from 'node:fs';
-import { createInterface } from 'node:readline';
 import { Command } from 'commander';
 import { COUNTER_NAMES, assertIdentity, emptyCounters, formatCounters, type Counters } from '../counters.js';
 import { ExitCode, UserError } from '../errors.js';
 import { openSink, outputFormat, type OutputLayout } from '../output.js';
 import { ROW_LEVEL_COUNTERS, partitionOf } from '../partition.js';
+import { jsonlLines, parseJsonLine } from '../read/jsonl-lines.js';
 import { pairsFormat, readPairs } from '../read/pairs.js';
 import { compareStrings } from '../sample.js';
 import type { PairRow } from '../types.js';
@@ -95,27 +94,18 @@ interface PartCursor {
 }
 
 function jsonlCursor(path: string): PartCursor {
-  const rl = createInterface({ input: createReadStream(path), crlfDelay: Infinity });
-  const it = rl[Symbol.asyncIterator]();
-  let line = 0;
+  const it = jsonlLines(path);
   return {
     path,
     partition: null,
     async next() {
-      for (;;) {
-        const r = await it.next();
-        if (r.done) return null;
-        line++;
-        if (r.value.trim() === '') continue;
-        let id: unknown;
-        try {
-          id = (JSON.parse(r.value) as { instance_id?: unknown }).instance_id;
-        } catch (e) {
-          throw new UserError(`${path}:${line}: invalid JSON (${(e as Error).message})`, ExitCode.corrupt);
-        }
-        if (typeof id !== 'string') throw new UserError(`${path}:${line}: row has no instance_id`, ExitCode.schema);
-        return { instance: id, item: r.value };
-      }
+      const r = await it.next();
+      if (r.done) return null;
+      const [line, text] = r.value;
+      const id = parseJsonLine(path, line, text).instance_id;
+      if (typeof id !== 'string') throw new UserError(`${path}:${line}: row has no instance_id`, ExitCode.schema);
+      // The raw line is copied, so the merged bytes are the parts' bytes.
+      return { instance: id, item: text };
     },
   };
 }

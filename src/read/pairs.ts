@@ -1,14 +1,13 @@
 // Read a pairs file written by `mine` (JSONL, optionally gzipped, or parquet) back into PairRows,
 // streaming: JSONL line by line, parquet batch by batch (parquet-wasm -> Arrow IPC -> apache-arrow).
-import { closeSync, createReadStream, openAsBlob, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, openAsBlob, openSync, readSync, statSync } from 'node:fs';
 import { createHash } from 'node:crypto';
-import { createInterface } from 'node:readline';
-import { createGunzip } from 'node:zlib';
 import { Type, tableFromIPC, type Data } from 'apache-arrow';
 import { ParquetFile } from 'parquet-wasm';
 import { ExitCode, UserError } from '../errors.js';
 import type { EmittedMessage, PairRow } from '../types.js';
 import { makeGetter, type Getter } from './arrow-values.js';
+import { jsonlLines, parseJsonLine } from './jsonl-lines.js';
 
 export type PairsFormat = 'jsonl' | 'parquet';
 
@@ -125,42 +124,6 @@ function toPair(o: Record<string, unknown>, where: string, promptTail: number | 
 }
 
 // ---------------------------------------------------------------- JSONL
-
-async function* jsonlLines(path: string): AsyncGenerator<[lineNo: number, text: string]> {
-  const input = createReadStream(path);
-  const stream = path.toLowerCase().endsWith('.gz') ? input.pipe(createGunzip()) : input;
-  const failed = new Promise<never>((_, reject) => {
-    const onError = (e: Error) => reject(new UserError(`${path}: cannot read: ${e.message}`, ExitCode.corrupt));
-    input.on('error', onError);
-    stream.on('error', onError);
-  });
-  failed.catch(() => {});
-  const rl = createInterface({ input: stream, crlfDelay: Infinity });
-  const it = rl[Symbol.asyncIterator]();
-  let n = 0;
-  try {
-    for (;;) {
-      const r = await Promise.race([it.next(), failed]);
-      if (r.done) break;
-      n++;
-      if (r.value.trim() !== '') yield [n, r.value];
-    }
-  } finally {
-    rl.close();
-    input.destroy();
-  }
-}
-
-function parseJsonLine(path: string, line: number, text: string): Record<string, unknown> {
-  let v: unknown;
-  try {
-    v = JSON.parse(text);
-  } catch (e) {
-    throw new UserError(`${path}:${line}: invalid JSON (${(e as Error).message})`, ExitCode.corrupt);
-  }
-  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new UserError(`${path}:${line}: a line must be a JSON object`, ExitCode.corrupt);
-  return v as Record<string, unknown>;
-}
 
 // ---------------------------------------------------------------- parquet
 

@@ -1,9 +1,7 @@
 // Decode worker: every parquet-wasm call runs here, so a wasm trap on a corrupt file becomes an
 // error message instead of killing the process, and zstd decoding uses every core.
-import { createReadStream, openAsBlob } from 'node:fs';
-import { createInterface } from 'node:readline';
+import { openAsBlob } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
-import { createGunzip } from 'node:zlib';
 import { tableFromIPC, type Data } from 'apache-arrow';
 import { ParquetFile } from 'parquet-wasm';
 import { encodeTrajectory, type SignatureScheme } from '../encode.js';
@@ -11,6 +9,7 @@ import { ExitCode, UserError, toPayload } from '../errors.js';
 import type { NormaliseTally } from '../normalise.js';
 import { mappedColumns, parseTools, toStandardRow, trajectoryIdOf, type ColumnMapping, type SchemaName } from '../sources/schema.js';
 import { SpillWriter } from '../spill.js';
+import { jsonlLines, parseJsonLine } from './jsonl-lines.js';
 import { isLabelType, isStringType, isTrajectoryType, makeGetter, type Getter } from './arrow-values.js';
 import type { DecodeResult, DecodedTrajectory, IndexResult, MetaResult, SampleResult, Task, WorkerReply } from './protocol.js';
 
@@ -238,36 +237,6 @@ async function decode(task: Extract<Task, { kind: 'decode' }>): Promise<DecodeRe
   return { spill: spillIndex, trajectories: out, ...tally, rowsDecoded: base };
 }
 
-async function* jsonlLines(path: string): AsyncGenerator<[number, string]> {
-  const input = createReadStream(path);
-  const stream = path.endsWith('.gz') ? input.pipe(createGunzip()) : input;
-  // A gunzip failure would otherwise surface as an unhandled 'error' on the piped stream.
-  const failed = new Promise<never>((_, reject) => {
-    stream.on('error', (e: Error) => reject(new UserError(`${path}: cannot read: ${e.message}`, ExitCode.corrupt)));
-  });
-  failed.catch(() => {});
-  const rl = createInterface({ input: stream, crlfDelay: Infinity });
-  let n = 0;
-  const it = rl[Symbol.asyncIterator]();
-  for (;;) {
-    const r = await Promise.race([it.next(), failed]);
-    if (r.done) break;
-    n++;
-    if (r.value.trim() !== '') yield [n, r.value];
-  }
-}
-
-function parseLine(path: string, line: number, text: string): Record<string, unknown> {
-  let v: unknown;
-  try {
-    v = JSON.parse(text);
-  } catch (e) {
-    throw new UserError(`${path}:${line}: invalid JSON (${(e as Error).message})`, ExitCode.corrupt);
-  }
-  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new UserError(`${path}:${line}: a line must be a JSON object`, ExitCode.corrupt);
-  return v as Record<string, unknown>;
-}
-
 /** Keys a JSONL row must have: the mapped columns (a null value is a bad value; a missing key is a schema error, as in parquet). */
 function checkKeys(path: string, line: number, o: Record<string, unknown>, mapping: ColumnMapping): void {
   const missing = mappedColumns(mapping).filter((k) => k !== mapping.tools && k !== mapping.repo && !(k in o));
@@ -280,7 +249,7 @@ async function indexJsonl(path: string, mapping: ColumnMapping, schema: SchemaNa
   const res: IndexResult = { ids: [], instances: [], repos: [], resolved: [], lines: [] };
   const repoKey = mapping.repo ?? (contractLayout(mapping, schema) ? 'repo' : null);
   for await (const [line, text] of jsonlLines(path)) {
-    const o = parseLine(path, line, text);
+    const o = parseJsonLine(path, line, text);
     checkKeys(path, line, o, mapping);
     res.ids.push(trajectoryIdOf(o, mapping.id));
     res.instances.push(o[mapping.instance]);
@@ -292,7 +261,7 @@ async function indexJsonl(path: string, mapping: ColumnMapping, schema: SchemaNa
 }
 
 async function sampleJsonl(path: string): Promise<SampleResult> {
-  for await (const [line, text] of jsonlLines(path)) return { row: parseLine(path, line, text), line };
+  for await (const [line, text] of jsonlLines(path)) return { row: parseJsonLine(path, line, text), line };
   return { row: null };
 }
 
@@ -306,7 +275,7 @@ async function decodeJsonl(task: Extract<Task, { kind: 'decode-jsonl' }>): Promi
   for await (const [line, text] of jsonlLines(task.path)) {
     if (next >= task.lines.length) break;
     if (line !== task.lines[next]) continue;
-    const o = parseLine(task.path, line, text);
+    const o = parseJsonLine(task.path, line, text);
     const m = task.mapping;
     const t = encodeTrajectory(task.keys[next]!, messagesValue(o[m.messages], m, task.schema), reasoning, tally, w, schemeOf(task.schema));
     // The contract's layout reads `tools` / `repo` on every line, whatever the first line holds.
