@@ -234,7 +234,11 @@ export async function minePairs(req: MineRequest, sink: (pair: MinedPair) => Pro
       req.inputs.map(async (f) => {
         if (f.kind !== 'parquet') return null;
         checkParquetMagic(f.path, f.bytes);
-        const meta = await pool.run<MetaResult>({ kind: 'meta', path: f.path });
+        const engine = req.engine ?? 'wasm';
+        if (engine === 'wasm' && f.bytes >= 2 ** 32) {
+          throw new UserError(`${f.path}: parquet-wasm (wasm32) cannot read files of 4 GiB or more; use --engine duckdb`, ExitCode.usage);
+        }
+        const meta = await pool.run<MetaResult>({ kind: 'meta', path: f.path, engine });
         const total = meta.rowGroupRows.reduce((a, b) => a + b, 0);
         if (total !== meta.numRows) throw new UserError(`${f.path}: corrupt metadata (row groups hold ${total} rows, footer says ${meta.numRows})`, ExitCode.corrupt);
         return meta;
@@ -300,7 +304,14 @@ export async function minePairs(req: MineRequest, sink: (pair: MinedPair) => Pro
     req.inputs.forEach((f, input) => {
       const m = metas[input];
       const mapping = mapped[input]!;
-      if (m) m.meta.rowGroupRows.forEach((rows, rowGroup) => indexTasks.push({ input, rowGroup, rows, task: { kind: 'index', path: f.path, rowGroup, hasRepo: mapping.repo !== null, mapping } }));
+      let rowOffset = 0;
+      if (m) {
+        m.meta.rowGroupRows.forEach((rows, rowGroup) => {
+          const task: Task = { kind: 'index', path: f.path, rowGroup, hasRepo: mapping.repo !== null, mapping, engine: req.engine ?? 'wasm', rowOffset, rows };
+          indexTasks.push({ input, rowGroup, rows, task });
+          rowOffset += rows;
+        });
+      }
       else indexTasks.push({ input, rowGroup: -1, rows: 0, task: { kind: 'index-jsonl', path: f.path, mapping, schema } });
     });
     const totalRows = indexTasks.reduce((a, t) => a + t.rows, 0);

@@ -144,7 +144,7 @@ function sqlIdent(s: string): string {
 }
 
 type DuckConnection = { stream(sql: string): Promise<{ fetchChunk(): Promise<DuckChunk | null> }> };
-type DuckChunk = { rowCount: number; getColumnVector(i: number): { getItem(i: number): unknown } };
+type DuckChunk = { rowCount: number; columnCount: number; getColumnVector(i: number): { getItem(i: number): unknown } };
 let duck: Promise<DuckConnection> | null = null;
 
 async function duckConnection(): Promise<DuckConnection> {
@@ -288,16 +288,72 @@ async function decodeJsonl(task: Extract<Task, { kind: 'decode-jsonl' }>): Promi
   return { spill: spillIndex, trajectories: out, ...tally, rowsDecoded: rows };
 }
 
+// With --engine duckdb every read goes through DuckDB, also metadata and the index pass: parquet-wasm
+// (wasm32) cannot address files of 4 GiB and more.
+async function duckRows(sql: string): Promise<unknown[][]> {
+  const conn = await duckConnection();
+  const res = await conn.stream(sql);
+  const rows: unknown[][] = [];
+  for (let chunk = await res.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await res.fetchChunk()) {
+    const cols = Array.from({ length: chunk.columnCount }, (_, c) => chunk.getColumnVector(c));
+    for (let i = 0; i < chunk.rowCount; i++) rows.push(cols.map((v) => v.getItem(i)));
+  }
+  return rows;
+}
+
+const DUCK_LABEL = /^(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|FLOAT|DOUBLE|BOOLEAN|DECIMAL\(.*\)|"NULL")$/;
+
+async function metaDuck(path: string): Promise<MetaResult> {
+  const p = sqlString(path);
+  const groups = await duckRows(`SELECT row_group_id, max(row_group_num_rows) FROM parquet_metadata(${p}) GROUP BY row_group_id ORDER BY row_group_id`);
+  const [[numRows]] = (await duckRows(`SELECT num_rows FROM parquet_file_metadata(${p})`)) as [[bigint]];
+  const fields = await duckRows(`SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM read_parquet(${p}))`);
+  return {
+    numRows: Number(numRows),
+    rowGroupRows: groups.map((g) => Number(g[1])),
+    fields: fields.map(([name, t]) => {
+      const type = String(t);
+      return {
+        name: String(name),
+        type,
+        isString: type === 'VARCHAR',
+        isLabel: DUCK_LABEL.test(type),
+        isTrajectory: /^STRUCT\(.*\brole\b.*\)\[\]$/s.test(type),
+      };
+    }),
+  };
+}
+
+async function indexDuck(task: Extract<Task, { kind: 'index' }>): Promise<IndexResult> {
+  const { mapping } = task;
+  const parts = idParts(mapping);
+  const cols = [...parts, mapping.instance, mapping.resolved, ...(mapping.repo ? [mapping.repo] : [])];
+  const quoted = cols.map((c) => `"${c.replaceAll('"', '""')}"`).join(', ');
+  const rows = await duckRows(
+    `SELECT ${quoted} FROM read_parquet(${sqlString(task.path)}, file_row_number=true) ` +
+      `WHERE file_row_number >= ${task.rowOffset} AND file_row_number < ${task.rowOffset + task.rows} ORDER BY file_row_number`,
+  );
+  const res: IndexResult = { ids: [], instances: [], repos: [], resolved: [] };
+  const num = (v: unknown) => (typeof v === 'bigint' ? Number(v) : v);
+  for (const r of rows) {
+    res.ids.push(trajectoryIdOf(Object.fromEntries(parts.map((c, k) => [c, r[k]])), mapping.id));
+    res.instances.push(r[parts.length]);
+    res.resolved.push(num(r[parts.length + 1]));
+    res.repos.push(mapping.repo ? r[parts.length + 2] : null);
+  }
+  return res;
+}
+
 async function run(task: Task): Promise<MetaResult | IndexResult | DecodeResult | SampleResult> {
   switch (task.kind) {
     case 'meta':
-      return meta(task.path);
+      return task.engine === 'duckdb' ? metaDuck(task.path) : meta(task.path);
     case 'sample':
       return sample(task.path, task.columns);
     case 'sample-jsonl':
       return sampleJsonl(task.path);
     case 'index':
-      return index(task.path, task.rowGroup, task.mapping);
+      return task.engine === 'duckdb' ? indexDuck(task) : index(task.path, task.rowGroup, task.mapping);
     case 'index-jsonl':
       return indexJsonl(task.path, task.mapping, task.schema);
     case 'decode':
