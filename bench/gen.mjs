@@ -11,18 +11,20 @@
 //
 // Options: --rows N (default 67074) --seed S (default 1) --out FILE (default
 // bench/data/twin-<rows>.parquet) --row-group-size N (4096) --window N (instances whose rows are
-// shuffled together, 1024) --threads N (DuckDB threads, 2) --sample FILE --mutation-rate R
-// --dry-run (sidecar only, no parquet) --quiet.
+// shuffled together, 1024) --threads N (DuckDB threads, 2) --duckdb-memory (8GB) --sample FILE
+// --mutation-rate R (0.21: share of tokens replaced, sets the compressibility) --dry-run (sidecar
+// only, no parquet) --quiet. The sidecar is written next to FILE as <FILE without .parquet>.planted.json.
 //
-// Streaming: instances are generated window by window as small "recipes" (references into text
-// banks), rows are materialised one at a time into JSON lines and piped through a FIFO into
-// DuckDB's read_json -> COPY ... TO parquet, so memory stays bounded for any --rows.
+// Streaming: instances are generated window by window as small "recipes" (references into
+// pre-escaped text banks), rows are assembled one at a time as JSON lines and piped through a FIFO
+// into DuckDB (read_json into a staging table of one row group, written as a one-row-group parquet
+// file); block files are concatenated byte for byte (parquet-concat.mjs). Memory stays bounded for
+// any --rows (about 5-7 GB peak, mostly DuckDB's staging table and parquet writer).
 import { parseArgs } from 'node:util';
 import {
   readFileSync, writeFileSync, existsSync, mkdirSync, rmSync, renameSync, createWriteStream, statSync, mkdtempSync,
 } from 'node:fs';
 import { createHash } from 'node:crypto';
-import { once } from 'node:events';
 import { execFileSync } from 'node:child_process';
 import { dirname, join, resolve, basename } from 'node:path';
 import { tmpdir } from 'node:os';

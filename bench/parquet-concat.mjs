@@ -3,7 +3,8 @@
 // that every row group holds exactly --row-group-size rows while rows stream through DuckDB in
 // bounded memory (DuckDB's COPY from a streamed JSON source cuts row groups at arbitrary sizes).
 // Only what DuckDB writes is supported: no page indexes, no encryption (checked, else it throws).
-import { openSync, readSync, writeSync, closeSync, fstatSync } from 'node:fs';
+import { openSync, readSync, writeSync, closeSync, fstatSync, mkdirSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
 
 // --- Thrift compact protocol: generic decode/encode of structs as [{id, type, value}] ---------
 const T = { STOP: 0, TRUE: 1, FALSE: 2, BYTE: 3, I16: 4, I32: 5, I64: 6, DOUBLE: 7, BINARY: 8, LIST: 9, SET: 10, MAP: 11, STRUCT: 12 };
@@ -165,4 +166,84 @@ export function concatParquet(inputs, out) {
 export function readParquetFooter(path) {
   const fd = openSync(path, 'r');
   try { return readFooter(fd).meta; } finally { closeSync(fd); }
+}
+
+/**
+ * Split `input` into `parts` files (`<outDir>/part-<k>.parquet`) of consecutive whole row groups,
+ * byte for byte (no re-encoding). Used to feed the 4x-rows twin to readers limited to files under
+ * 4 GiB (parquet-wasm is 32-bit). Returns the paths written.
+ */
+export function splitParquet(input, outDir, parts) {
+  const fd = openSync(input, 'r');
+  const written = [];
+  try {
+    const first = readFooter(fd);
+    const chunkStart = (cc) => {
+      if (field(cc, 4) || field(cc, 6) || field(cc, 1)) throw new Error('parquet-concat: page indexes / external column chunks are not supported');
+      const md = field(cc, 3).value;
+      return [9, 10, 11].map((id) => field(md, id)?.value).filter((v) => v !== undefined).reduce((x, y) => (y < x ? y : x));
+    };
+    // Byte ranges: a row group runs from its first page to the next row group's first page (or the
+    // footer), which includes bloom filters written after it (as by DuckDB and by concatParquet).
+    const starts = field(first.meta, 4).value.items.map((rg) => field(rg, 1).value.items.map(chunkStart).reduce((x, y) => (y < x ? y : x)));
+    for (let i = 1; i < starts.length; i++) if (starts[i] <= starts[i - 1]) throw new Error('parquet-concat: row groups are not laid out in order');
+    const total = starts.length;
+    const per = Math.ceil(total / parts);
+    for (let k = 0; k * per < total; k++) {
+      const { meta } = readFooter(fd); // fresh copy: offsets are shifted in place
+      const a = k * per, b = Math.min(total, (k + 1) * per);
+      const groups = field(meta, 4).value.items.slice(a, b);
+      const start = starts[a];
+      const end = b < total ? starts[b] : BigInt(first.dataEnd);
+      const delta = 4n - start;
+      let rows = 0n;
+      groups.forEach((rg, i) => {
+        shift(rg, 5, delta);
+        for (const cc of field(rg, 1).value.items) {
+          shift(cc, 2, delta);
+          const md = field(cc, 3).value;
+          for (const id of [9, 10, 11, 14]) shift(md, id, delta);
+          const bf = field(md, 14);
+          if (bf && (bf.value < 4n || bf.value >= end - start + 4n)) throw new Error('parquet-concat: a bloom filter lies outside its row group range');
+        }
+        const ord = field(rg, 7);
+        if (ord) ord.value = BigInt(i);
+        rows += field(rg, 3).value;
+      });
+      field(meta, 3).value = rows;
+      field(meta, 4).value.items = groups;
+      const out = `${outDir}/part-${k}.parquet`;
+      const ofd = openSync(out, 'w');
+      try {
+        writeSync(ofd, Buffer.from('PAR1'));
+        const buf = Buffer.alloc(8 << 20);
+        for (let off = Number(start); off < Number(end);) {
+          const n = readSync(fd, buf, 0, Math.min(buf.length, Number(end) - off), off);
+          writeSync(ofd, buf, 0, n);
+          off += n;
+        }
+        const w = new Writer();
+        w.struct(meta);
+        const footer = w.buffer();
+        const tail = Buffer.alloc(8);
+        tail.writeUInt32LE(footer.length, 0);
+        tail.write('PAR1', 4, 'latin1');
+        writeSync(ofd, footer);
+        writeSync(ofd, tail);
+      } finally { closeSync(ofd); }
+      written.push(out);
+    }
+  } finally { closeSync(fd); }
+  return written;
+}
+
+// CLI: node bench/parquet-concat.mjs split <in.parquet> <out-dir> <parts>
+//      node bench/parquet-concat.mjs concat <out.parquet> <in.parquet>...
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const [cmd, ...a] = process.argv.slice(2);
+  if (cmd === 'split' && a.length === 3) {
+    mkdirSync(a[1], { recursive: true });
+    for (const p of splitParquet(a[0], a[1], Number(a[2]))) console.log(p);
+  } else if (cmd === 'concat' && a.length >= 2) concatParquet(a.slice(1), a[0]);
+  else { console.error('usage: parquet-concat.mjs split <in.parquet> <out-dir> <parts> | concat <out.parquet> <in.parquet>...'); process.exit(2); }
 }

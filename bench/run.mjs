@@ -7,16 +7,18 @@
 // For every measured command: wall seconds, CPU seconds (user+sys of the child) and peak RSS
 // (max RSS of the child process; worker threads share it), from /usr/bin/time. Medians of
 // --runs runs (the configurations are interleaved run by run). Measured:
-//   miner     node bin/divergence-mine mine --parquet F --out <tmp>.jsonl --quiet --force --workers N   (N = --workers, 1,2)
+//   miner     node bin/divergence-mine mine --parquet F --out <tmp>/x.jsonl --stats <tmp>/stats.json --quiet --force
+//             --workers N (N = --workers, 1,2); the counters are checked against the twin's sidecar if present
 //   duckdb    node bench/run.mjs --scan-child F --threads T: DuckDB (@duckdb/node-api) decoding every
 //             message string of F (content, name, tool_call_id, tool-call id/name/arguments) plus the
 //             row columns the miner reads (trajectory_id, instance_id, repo, resolved).
 // Results go to stdout and into bench/README.md between the bench:results markers (--no-readme: not).
-// Options: --file F (default bench/data/twin-67k.parquet) --file4x F --runs N (3) --runs4x N (= --runs)
+// Options: --file F (default bench/data/twin-67k.parquet; a file or a directory of parts) --file4x F --runs N (3) --runs4x N (= --runs)
 //          --workers 1,2 --threads 2 --duckdb-4x (also scan the 4x file) --no-warmup --no-readme
+//          --rss-guard GiB (14: a run whose process tree exceeds it is killed and reported as failed)
 import { parseArgs } from 'node:util';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, createReadStream } from 'node:fs';
+import { existsSync, mkdtempSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync, createReadStream, cpSync } from 'node:fs';
 import { cpus, totalmem, tmpdir, loadavg, release } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -38,7 +40,7 @@ async function scanChild(file, threads) {
   const t0 = performance.now();
   const inst = await DuckDBInstance.create(':memory:', { threads: String(threads) });
   const conn = await inst.connect();
-  const f = `'${file.replaceAll("'", "''")}'`;
+  const f = `'${(statSync(file).isDirectory() ? join(file, '*.parquet') : file).replaceAll("'", "''")}'`;
   const r = await conn.runAndReadAll(`
     SELECT count(*) AS messages,
       count(DISTINCT trajectory_id) AS trajectories,
@@ -71,6 +73,7 @@ function parseCli(argv) {
       'duckdb-4x': { type: 'boolean', default: false },
       'no-warmup': { type: 'boolean', default: false },
       'no-readme': { type: 'boolean', default: false },
+      'rss-guard': { type: 'string', default: '14' },
       'scan-child': { type: 'string' },
     },
     strict: true,
@@ -80,7 +83,7 @@ function parseCli(argv) {
     runs: Number(values.runs), runs4x: Number(values.runs4x ?? values.runs),
     workers: values.workers.split(',').map(Number), threads: Number(values.threads),
     duckdb4x: values['duckdb-4x'], warmup: !values['no-warmup'], readme: !values['no-readme'],
-    scanChild: values['scan-child'],
+    scanChild: values['scan-child'], rssGuard: Number(values['rss-guard']) * GiB,
   };
 }
 
@@ -88,31 +91,82 @@ const median = (xs) => { const s = [...xs].sort((a, b) => a - b); const n = s.le
 const fmt = (x, d = 2) => (x == null || Number.isNaN(x) ? '-' : x.toFixed(d));
 const mib = (b) => b / 1024 ** 2;
 
-/** Run `argv` under /usr/bin/time; resolves {wall, cpu, user, sys, rss (bytes), stdout}. */
-function timed(argv, cwd) {
+/** Resident set size (bytes) of `pid` and its descendants, from /proc; 0 when gone. */
+function treeRss(pid) {
+  let total = 0;
+  const stack = [pid];
+  while (stack.length) {
+    const p = stack.pop();
+    try {
+      const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${p}/status`, 'utf8'));
+      if (m) total += Number(m[1]) * 1024;
+      for (const t of readdirSync(`/proc/${p}/task`)) {
+        const kids = readFileSync(`/proc/${p}/task/${t}/children`, 'utf8').trim();
+        if (kids) stack.push(...kids.split(/\s+/).map(Number));
+      }
+    } catch { /* exited */ }
+  }
+  return total;
+}
+function killTree(pid) {
+  const stack = [pid];
+  const all = [];
+  while (stack.length) {
+    const p = stack.pop();
+    all.push(p);
+    try { for (const t of readdirSync(`/proc/${p}/task`)) { const k = readFileSync(`/proc/${p}/task/${t}/children`, 'utf8').trim(); if (k) stack.push(...k.split(/\s+/).map(Number)); } } catch { /* gone */ }
+  }
+  for (const p of all.reverse()) { try { process.kill(p, 'SIGKILL'); } catch { /* gone */ } }
+}
+
+/**
+ * Run `argv` under /usr/bin/time; resolves {wall, cpu, user, sys, rss (bytes), treePeak, stdout}.
+ * The process tree's RSS is also sampled from /proc every 200 ms (treePeak, a cross-check), and the
+ * run is killed (and fails) when it exceeds `rssGuard` bytes, to protect a shared machine.
+ */
+function timed(argv, cwd, rssGuard) {
   const dir = mkdtempSync(join(tmpdir(), 'dm-bench-time-'));
   const tf = join(dir, 'time.txt');
   return new Promise((res, rej) => {
     const t0 = performance.now();
     const p = spawn(TIME, ['-f', '%e %U %S %M', '-o', tf, ...argv], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '', err = '';
+    let out = '', err = '', treePeak = 0, guardHit = false;
+    const timer = setInterval(() => {
+      const r = treeRss(p.pid);
+      treePeak = Math.max(treePeak, r);
+      if (rssGuard && r > rssGuard && !guardHit) { guardHit = true; killTree(p.pid); }
+    }, 200);
     p.stdout.on('data', (d) => { out += d; });
     p.stderr.on('data', (d) => { err += d; if (err.length > 1e6) err = err.slice(-1e5); });
-    p.on('error', rej);
+    p.on('error', (e) => { clearInterval(timer); rej(e); });
     p.on('close', (code) => {
+      clearInterval(timer);
       const wallOuter = (performance.now() - t0) / 1000;
       try {
+        if (guardHit) throw new Error(`${argv.join(' ')} killed: process tree RSS above the --rss-guard of ${(rssGuard / GiB).toFixed(1)} GiB`);
         if (code !== 0) throw new Error(`${argv.join(' ')} exited with ${code}\n${err.slice(-2000)}`);
         const [e, u, s, m] = readFileSync(tf, 'utf8').trim().split('\n').pop().split(/\s+/).map(Number);
-        res({ wall: e, wallOuter, user: u, sys: s, cpu: u + s, rss: m * 1024, stdout: out });
+        res({ wall: e, wallOuter, user: u, sys: s, cpu: u + s, rss: m * 1024, treePeak, stdout: out });
       } catch (x) { rej(x); } finally { rmSync(dir, { recursive: true, force: true }); }
     });
   });
 }
 
-async function warm(file) {
+/** A --file / --file4x value: one parquet file, or a directory of *.parquet parts (passed to the
+ * miner as a folder and to DuckDB as a glob; parquet-wasm reads files under 4 GiB only). */
+function partsOf(input) {
+  if (!statSync(input).isDirectory()) return [input];
+  const files = readdirSync(input).filter((f) => f.endsWith('.parquet')).sort().map((f) => join(input, f));
+  if (!files.length) throw new Error(`${input}: no *.parquet files`);
+  return files;
+}
+const bytesOf = (input) => partsOf(input).reduce((s, f) => s + statSync(f).size, 0);
+
+async function warm(input) {
   const t0 = performance.now();
-  await new Promise((res, rej) => createReadStream(file, { highWaterMark: 8 << 20 }).on('data', () => {}).on('end', res).on('error', rej));
+  for (const file of partsOf(input)) {
+    await new Promise((res, rej) => createReadStream(file, { highWaterMark: 8 << 20 }).on('data', () => {}).on('end', res).on('error', rej));
+  }
   return (performance.now() - t0) / 1000;
 }
 
@@ -129,6 +183,7 @@ function summarise(samples) {
   return {
     runs: samples.length, wall: median(samples.map((s) => s.wall)), cpu: median(samples.map((s) => s.cpu)),
     rss: median(samples.map((s) => s.rss)), rssMax: Math.max(...samples.map((s) => s.rss)),
+    treePeak: Math.max(...samples.map((s) => s.treePeak)),
     walls: samples.map((s) => s.wall),
   };
 }
@@ -141,10 +196,19 @@ async function main() {
   for (const f of [opt.file, opt.file4x]) if (f && !existsSync(f)) throw new Error(`${f} not found: generate it with npm run bench:gen (see bench/README.md)`);
   const facts = await machineFacts();
   const tmp = mkdtempSync(join(tmpdir(), 'dm-bench-'));
+  // The miner runs from a snapshot of bin/ + dist/ + package.json (under the git-ignored bench/out/), so that a
+  // rebuild of dist/ by someone else during a long benchmark cannot change the code being measured.
+  mkdirSync(join(HERE, 'out'), { recursive: true });
+  const snap = mkdtempSync(join(HERE, 'out', 'snap-'));
+  cpSync(join(ROOT, 'dist'), join(snap, 'dist'), { recursive: true });
+  cpSync(join(ROOT, 'bin'), join(snap, 'bin'), { recursive: true });
+  cpSync(join(ROOT, 'package.json'), join(snap, 'package.json'));
+  const snapBin = join(snap, 'bin', 'divergence-mine');
   const rel = (p) => (p.startsWith(`${ROOT}/`) ? relative(ROOT, p) : p);
-  const minerArgv = (file, w) => ['node', BIN, 'mine', '--parquet', file, '--out', join(tmp, 'x.jsonl'), '--quiet', '--force', '--workers', String(w)];
+  const minerArgv = (file, w) => ['node', snapBin, 'mine', '--parquet', file, '--out', join(tmp, 'x.jsonl'), '--stats', join(tmp, 'stats.json'),
+    '--quiet', '--force', '--workers', String(w)];
   const duckArgv = (file) => ['node', join(HERE, 'run.mjs'), '--scan-child', file, '--threads', String(opt.threads)];
-  const show = (argv) => argv.map((a) => (a.startsWith(tmp) ? `/tmp/${a.slice(tmp.length + 1)}` : a.startsWith(ROOT) ? rel(a) : a)).join(' ');
+  const show = (argv) => argv.map((a) => (a === snapBin ? 'bin/divergence-mine' : a.startsWith(tmp) ? `<tmp>/${a.slice(tmp.length + 1)}` : a.startsWith(ROOT) ? rel(a) : a)).join(' ');
 
   // Configurations: [label, file, argv, runs]
   const configs = [];
@@ -155,6 +219,7 @@ async function main() {
     if (opt.duckdb4x) configs.push({ key: 'duckdb-4x', label: `DuckDB scan (threads=${opt.threads}, 4x rows)`, file: opt.file4x, argv: duckArgv(opt.file4x), runs: opt.runs4x });
   }
   const results = {};
+  const failures = {};
   const warmups = {};
   try {
     if (opt.warmup) for (const f of [opt.file, opt.file4x].filter(Boolean)) { warmups[rel(f)] = await warm(f); console.error(`bench: page cache warmed for ${rel(f)} in ${warmups[rel(f)].toFixed(1)} s`); }
@@ -162,18 +227,26 @@ async function main() {
     for (let r = 0; r < maxRuns; r++) {
       for (const c of configs) {
         if (r >= c.runs) continue;
-        const s = await timed(c.argv, ROOT);
+        let s;
+        try {
+          s = await timed(c.argv, ROOT, opt.rssGuard);
+        } catch (e) {
+          (failures[c.key] ??= []).push(String(e.message ?? e).split('\n').slice(0, 3).join(' | '));
+          console.error(`bench: run ${r + 1} ${c.label}: FAILED: ${e.message ?? e}`);
+          continue;
+        }
         if (c.key.startsWith('duckdb')) s.scan = JSON.parse(s.stdout.trim().split('\n').pop());
+        else s.counters = JSON.parse(readFileSync(join(tmp, 'stats.json'), 'utf8')).counters;
         (results[c.key] ??= []).push(s);
         console.error(`bench: run ${r + 1} ${c.label}: wall ${fmt(s.wall)} s, cpu ${fmt(s.cpu)} s, max RSS ${fmt(mib(s.rss), 0)} MiB`);
       }
     }
-  } finally { rmSync(tmp, { recursive: true, force: true }); }
+  } finally { rmSync(tmp, { recursive: true, force: true }); rmSync(snap, { recursive: true, force: true }); }
   facts.loadavg_end = loadavg().map((x) => +x.toFixed(2));
 
   const S = Object.fromEntries(Object.entries(results).map(([k, v]) => [k, summarise(v)]));
   const lines = [];
-  const size = (f) => `${(statSync(f).size / 1e9).toFixed(3)} GB`;
+  const size = (f) => `${(bytesOf(f) / 1e9).toFixed(3)} GB${statSync(f).isDirectory() ? ` in ${partsOf(f).length} files` : ''}`;
   lines.push(`Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC by \`bench/run.mjs\`.`);
   lines.push('');
   lines.push(`- file: \`${rel(opt.file)}\` (${size(opt.file)})${opt.file4x ? `; 4x file: \`${rel(opt.file4x)}\` (${size(opt.file4x)})` : ''}`);
@@ -181,12 +254,15 @@ async function main() {
   lines.push(`- load average at start ${facts.loadavg_start.join(' / ')}, at end ${facts.loadavg_end.join(' / ')} (the machine may be shared: compare ratios, not absolutes)`);
   lines.push(`- medians of ${opt.runs} run(s)${opt.file4x ? ` (4x file: ${opt.runs4x})` : ''}, configurations interleaved; page cache warmed first: ${opt.warmup ? 'yes' : 'no'}`);
   lines.push('');
-  lines.push('| measurement | runs | wall s (median) | CPU s user+sys | peak RSS MiB (median / max) | wall s, every run |');
-  lines.push('|---|---:|---:|---:|---:|---|');
+  lines.push('| measurement | runs | wall s (median) | CPU s user+sys | peak RSS MiB (median / max) | sampled tree RSS MiB | wall s, every run |');
+  lines.push('|---|---:|---:|---:|---:|---:|---|');
   for (const c of configs) {
     const s = S[c.key];
     if (!s) continue;
-    lines.push(`| ${c.label} | ${s.runs} | ${fmt(s.wall)} | ${fmt(s.cpu)} | ${fmt(mib(s.rss), 0)} / ${fmt(mib(s.rssMax), 0)} | ${s.walls.map((x) => fmt(x)).join(', ')} |`);
+    lines.push(`| ${c.label} | ${s.runs} | ${fmt(s.wall)} | ${fmt(s.cpu)} | ${fmt(mib(s.rss), 0)} / ${fmt(mib(s.rssMax), 0)} | ${fmt(mib(s.treePeak), 0)} | ${s.walls.map((x) => fmt(x)).join(', ')} |`);
+  }
+  for (const [k, errs] of Object.entries(failures)) {
+    lines.push(`- **${configs.find((c) => c.key === k).label}: ${errs.length} failed run(s)** (not in the medians): ${errs[0]}`);
   }
   lines.push('');
   const checks = [];
@@ -209,6 +285,15 @@ async function main() {
     const a = S[`miner-w${w}`], b = S[`miner-w${w}-4x`];
     if (a && b) checks.push([`miner --workers ${w}: peak RSS 4x rows / 1x rows`, b.rssMax / a.rssMax, `<= ${TARGETS.rss4x}`, b.rssMax / a.rssMax <= TARGETS.rss4x]);
   }
+  // Correctness alongside speed: the miner's counters against the generator's sidecar, if any.
+  for (const c of configs.filter((x) => !x.key.startsWith('duckdb'))) {
+    const sc = `${c.file.replace(/\.parquet$/, '')}.planted.json`;
+    if (!existsSync(sc) || !results[c.key]) continue;
+    const want = JSON.parse(readFileSync(sc, 'utf8')).expected_counters;
+    const bad = results[c.key].flatMap((r) => Object.entries(want).filter(([k, v]) => r.counters?.[k] !== v).map(([k]) => k));
+    checks.push([`${c.label}: counters equal the twin's sidecar (${rel(sc)})`, null, 'all runs', bad.length === 0]);
+    if (bad.length) console.error(`bench: ${c.label}: counters differ from the sidecar: ${[...new Set(bad)].join(', ')}`);
+  }
   lines.push('| check | value | target | met |');
   lines.push('|---|---:|---|---|');
   for (const [name, v, t, okk] of checks) lines.push(`| ${name} | ${fmt(v)} | ${t} | ${okk ? 'yes' : '**no**'} |`);
@@ -222,7 +307,7 @@ async function main() {
   lines.push('');
   lines.push('```sh');
   lines.push(`npm run bench -- ${process.argv.slice(2).join(' ')}`.trim());
-  for (const c of configs) lines.push(`/usr/bin/time -f '%e %U %S %M' ${show(c.argv).replace(/\/tmp\/x\.jsonl/, '<tmp>/x.jsonl')}`);
+  for (const c of configs) lines.push(`/usr/bin/time -f '%e %U %S %M' ${show(c.argv)}`);
   lines.push('```');
   const section = lines.join('\n');
   process.stdout.write(`${section}\n`);
@@ -233,7 +318,8 @@ async function main() {
     writeFileSync(README, next);
     console.error(`bench: results written to ${rel(README)}`);
   }
-  writeFileSync(join(tmpdir(), 'dm-bench-last.json'), JSON.stringify({ facts, options: opt, results, summary: S }, null, 1));
+  writeFileSync(join(tmpdir(), 'dm-bench-last.json'), JSON.stringify({ facts, options: opt, results, failures, summary: S }, null, 1));
+  if (Object.keys(failures).length) process.exitCode = 1;
 }
 
 main().catch((e) => { console.error(`bench: ${e?.message ?? e}`); process.exit(1); });

@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { UPSTREAM_COLUMNS } from './support/upstream-parquet.mjs';
+import { splitParquet, concatParquet } from '../bench/parquet-concat.mjs';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -97,6 +98,23 @@ describe.skipIf(!SAMPLE)('bench/gen.mjs twin', () => {
     const [a] = await rows(`SELECT count(*) FILTER (WHERE json_valid(c.function.arguments)), count(*)
       FROM (SELECT unnest(m.tool_calls) AS c FROM (SELECT unnest(trajectory) AS m FROM read_parquet('${twin}')))`);
     expect(Number(a![0])).toBe(Number(a![1]));
+  });
+
+  it('splits and concatenates the twin byte for byte (bench/parquet-concat.mjs)', async () => {
+    const parts = splitParquet(twin, dir, 2);
+    expect(parts.length).toBe(2);
+    const back = join(dir, 'rejoined.parquet');
+    concatParquet(parts, back);
+    const agg = (src: string) => rows(`SELECT count(*), sum(hash(trajectory_id) % 1000003), sum(len(trajectory)),
+      sum(length(model_patch)), sum(resolved) FROM read_parquet(${src})`);
+    const want = await agg(`'${twin}'`);
+    expect(await agg(`['${parts[0]}', '${parts[1]}']`)).toEqual(want);
+    expect(await agg(`'${back}'`)).toEqual(want);
+    const rg = await rows(`SELECT row_group_id, any_value(row_group_num_rows) FROM parquet_metadata('${back}') GROUP BY 1 ORDER BY 1`);
+    expect(rg.map((r) => Number(r[1]))).toEqual([ROW_GROUP, ROW_GROUP, ROWS - 2 * ROW_GROUP]);
+    const [c] = await rows(`SELECT count(*) FROM read_parquet('${back}') WHERE instance_id = (SELECT max(instance_id) FROM read_parquet('${twin}'))`);
+    const [d] = await rows(`SELECT count(*) FROM read_parquet('${twin}') WHERE instance_id || '' = (SELECT max(instance_id) FROM read_parquet('${twin}'))`);
+    expect(c).toEqual(d);
   });
 
   it('plants every kind of fork the contract distinguishes', () => {
