@@ -5,7 +5,7 @@
 //   4. walk    (walk.ts) instance by instance in order, rows rebuilt from the spill
 //   5. write   (write/*) JSONL or parquet through a temporary file
 // Output depends only on the input and options, never on the number of workers or timing.
-import { closeSync, mkdtempSync, openSync, readSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { assertIdentity, type Counters } from './counters.js';
@@ -15,7 +15,7 @@ import { ExitCode, UserError } from './errors.js';
 import type { MiningOptions } from './options.js';
 import { partitionOf, type Partition } from './partition.js';
 import { silentProgress, type ProgressSink } from './progress.js';
-import type { InputFile } from './read/inputs.js';
+import { checkParquetMagic, type InputFile } from './read/inputs.js';
 import { Pool } from './read/pool.js';
 import { type DecodeResult, type Engine, type DecodedTrajectory, type IndexResult, type MetaResult, type SampleResult, type Task } from './read/protocol.js';
 import { Indexer, type Selected, type SelectedInstance } from './select.js';
@@ -119,24 +119,6 @@ class SpillTrajectory implements Walkable {
   }
 }
 
-const MAGIC = Buffer.from('PAR1');
-
-/** Catch the commonest wrong inputs before parquet-wasm sees them (it can trap on garbage). */
-export function checkParquetMagic(path: string, size: number): void {
-  const fd = openSync(path, 'r');
-  try {
-    const head = Buffer.alloc(4);
-    const tail = Buffer.alloc(4);
-    readSync(fd, head, 0, 4, 0);
-    if (size >= 8) readSync(fd, tail, 0, 4, size - 4);
-    if (!head.equals(MAGIC)) throw new UserError(`${path}: not a parquet file (no PAR1 magic at the start)`, ExitCode.notParquet);
-    if (size < 12 || !tail.equals(MAGIC)) throw new UserError(`${path}: truncated or corrupt parquet file (no PAR1 footer)`, ExitCode.corrupt);
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/** The upstream (openhands) columns: their absence keeps the contract's error message. */
 const REQUIRED = ['trajectory_id', 'instance_id', 'resolved', 'trajectory'] as const;
 
 function missingColumns(where: string, missing: readonly string[], found: readonly string[]): UserError {
@@ -391,7 +373,7 @@ export async function minePairs(req: MineRequest, sink: (pair: MinedPair) => Pro
         for (const t of r.trajectories) {
           const s = selected[t.key]!;
           if (t.bad !== undefined) bad.set(t.key, t.bad);
-          else decoded[t.key] = new SpillTrajectory(s.trajectoryId, s.repo, t, pool.spillPath(spillDir, r.spill));
+          else decoded[t.key] = new SpillTrajectory(s.trajectoryId, s.repo, t, pool.spillPath(r.spill));
         }
         progress.advance(1, rows);
       }),

@@ -10,8 +10,6 @@ export interface NormaliseTally {
 /** Thrown for a value of the wrong type; the reader adds file / row context. */
 export class BadValue extends Error {}
 
-const KNOWN_ROLES = new Set(['system', 'user', 'assistant', 'tool']);
-
 const LINE_END = /[\n\r\u2028\u2029]/g;
 
 /** Remove spaces and tabs before every line terminator (those of a JavaScript `$` in multiline mode). */
@@ -113,6 +111,3 @@ export function normaliseMessage(raw: RawMessage, tally: NormaliseTally): Messag
   }
 }
 
-export function isKnownRole(role: string): boolean {
-  return KNOWN_ROLES.has(role);
-}

@@ -1,6 +1,6 @@
 // Resolve the user's input arguments into an ordered list of files with their format.
-import { readdirSync, statSync } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
+import { closeSync, openSync, readSync, readdirSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { ExitCode, UserError } from '../errors.js';
 
 export type InputKind = 'parquet' | 'jsonl';
@@ -94,6 +94,21 @@ export function resolveInputs(args: readonly string[], forced: InputKind | null)
   return out;
 }
 
-export function displayName(path: string): string {
-  return basename(path);
+const MAGIC = Buffer.from('PAR1');
+
+/** Catch the commonest wrong inputs before parquet-wasm sees them (it can trap on garbage). */
+export function checkParquetMagic(path: string, size: number): void {
+  const fd = openSync(path, 'r');
+  try {
+    const head = Buffer.alloc(4);
+    const tail = Buffer.alloc(4);
+    readSync(fd, head, 0, 4, 0);
+    if (size >= 8) readSync(fd, tail, 0, 4, size - 4);
+    if (!head.equals(MAGIC)) throw new UserError(`${path}: not a parquet file (no PAR1 magic at the start)`, ExitCode.notParquet);
+    if (size < 12 || !tail.equals(MAGIC)) throw new UserError(`${path}: truncated or corrupt parquet file (no PAR1 footer)`, ExitCode.corrupt);
+  } finally {
+    closeSync(fd);
+  }
 }
+
+/** The upstream (openhands) columns: their absence keeps the contract's error message. */

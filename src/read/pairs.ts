@@ -7,6 +7,7 @@ import { ParquetFile } from 'parquet-wasm';
 import { ExitCode, UserError } from '../errors.js';
 import type { EmittedMessage, PairRow } from '../types.js';
 import { makeGetter, type Getter } from './arrow-values.js';
+import { checkParquetMagic } from './inputs.js';
 import { jsonlLines, parseJsonLine } from './jsonl-lines.js';
 
 export type PairsFormat = 'jsonl' | 'parquet';
@@ -137,8 +138,7 @@ interface ParquetHandle {
 
 async function openParquet(path: string): Promise<ParquetHandle> {
   const size = statSync(path).size;
-  if (readMagic(path, 0) !== 'PAR1') throw new UserError(`${path}: not a parquet file (no PAR1 magic at the start)`, ExitCode.notParquet);
-  if (size < 12 || readMagic(path, size - 4) !== 'PAR1') throw new UserError(`${path}: truncated or corrupt parquet file (no PAR1 footer)`, ExitCode.corrupt);
+  checkParquetMagic(path, size);
   let file: ParquetFile;
   try {
     file = await ParquetFile.fromFile(await openAsBlob(path));

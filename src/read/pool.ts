@@ -41,10 +41,13 @@ export class Pool {
   /** Set when the last worker died: later tasks fail with it instead of waiting forever. */
   private dead: UserError | null = null;
 
-  constructor(size: number, spillDir: string) {
+  constructor(
+    size: number,
+    private readonly spillDir: string,
+  ) {
     const url = new URL('./worker.js', import.meta.url);
     for (let k = 0; k < size; k++) {
-      const w = new Worker(url, { workerData: { spillPath: join(spillDir, `spill-${k}.bin`), spillIndex: k } });
+      const w = new Worker(url, { workerData: { spillPath: this.spillPath(k), spillIndex: k } });
       w.on('message', (reply: WorkerReply) => this.onReply(w, reply));
       w.on('error', (err) => this.onDeath(w, err));
       w.on('exit', (code) => {
@@ -58,8 +61,9 @@ export class Pool {
     return this.workers.length;
   }
 
-  spillPath(spillDir: string, index: number): string {
-    return join(spillDir, `spill-${index}.bin`);
+  /** The spill file of worker `index`. */
+  spillPath(index: number): string {
+    return join(this.spillDir, `spill-${index}.bin`);
   }
 
   run<T>(task: Task): Promise<T> {
