@@ -1,6 +1,6 @@
 // Worker-side core of the second pass: normalise one trajectory, hash its comparison keys and spill
 // its emitted messages (see spill.ts). Pure apart from the spill writer it is given.
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 import { emitMessage } from './emit.js';
 import { BadValue, type NormaliseTally } from './normalise.js';
 import { normaliseTrajectory } from './memory.js';
@@ -20,9 +20,10 @@ export function roleCode(role: string): number {
 
 /** Truncated SHA-256: 128 bits make an accidental collision in one instance's walk negligible. */
 export function keyHash(key: string | readonly string[]): Buffer {
+  if (typeof key === 'string') return (hash('sha256', key, 'buffer') as unknown as Buffer).subarray(0, HASH_BYTES);
+  // Piece by piece: joining would copy every (large) tool output into a garbage string.
   const h = createHash('sha256');
-  if (typeof key === 'string') h.update(key);
-  else for (const p of key) h.update(p);
+  for (const p of key) h.update(p);
   return h.digest().subarray(0, HASH_BYTES);
 }
 
@@ -41,7 +42,7 @@ export function encodeTrajectory(
     messages = normaliseTrajectory(value, local);
   } catch (e) {
     if (e instanceof BadValue) {
-      return { key, bad: e.message, roles: new Uint8Array(0), hashes: new Uint8Array(0), offsets: new Float64Array(0) };
+      return { key, bad: e.message, roles: new Uint8Array(0), hashes: new Uint8Array(0), emitted: new Uint8Array(0), offsets: new Float64Array(0) };
     }
     throw e;
   }
@@ -50,15 +51,21 @@ export function encodeTrajectory(
   const n = messages.length;
   const roles = new Uint8Array(n);
   const hashes = new Uint8Array(n * HASH_BYTES);
-  const offsets = new Float64Array(2 * n + 1);
+  const emitted = new Uint8Array(n * HASH_BYTES);
+  const offsets = new Float64Array(n + 1);
   offsets[0] = spill.offset;
   for (let i = 0; i < n; i++) {
     const m = messages[i]!;
-    roles[i] = roleCode(m.role);
+    const code = roleCode(m.role);
+    roles[i] = code;
     const { parts, signature } = sign(m, reasoningKeys);
     hashes.set(keyHash(parts), i * HASH_BYTES);
-    offsets[2 * i + 1] = spill.append(JSON.stringify(emitMessage(m)));
-    offsets[2 * i + 2] = spill.append(signature);
+    // The record's fields are exactly the emitted message's (emit.ts), so the hash of its bytes
+    // stands in for the message in the exact-duplicate key.
+    const e = emitMessage(m) as unknown as Record<string, string | null>;
+    const [f1, f2] =
+      code === ROLE_CODES.assistant ? [e.tool_calls!, null] : code === ROLE_CODES.tool ? [e.name!, e.tool_call_id!] : code === ROLE_CODES.other ? [m.role, null] : [null, null];
+    offsets[i + 1] = spill.appendMessage(code, m.content, f1 ?? null, f2 ?? null, signature, emitted, i * HASH_BYTES);
   }
-  return { key, roles, hashes, offsets };
+  return { key, roles, hashes, emitted, offsets };
 }

@@ -96,8 +96,10 @@ export function mineRows(input: Iterable<InputRow>, options: Partial<MiningOptio
     rows.push(
       ...walkInstance(resolved, failed, opts, {
         signature: (t, i) => actionSignature(t.messages[i] as { content: string | null; tool_calls: ToolCall[] | null }, reasoning),
-        buildRow: (r, f, i, similarity) => {
-          const row = makeRow(r.messages.slice(0, i).map(emitMessage), emitMessage(r.messages[i]!), emitMessage(f.messages[i]!), {
+        dedupeKey: (r, f, i) =>
+          dedupeKey({ prompt: r.messages.slice(0, i).map(emitMessage), chosen: emitMessage(r.messages[i]!), rejected: emitMessage(f.messages[i]!) }),
+        buildRow: (r, f, i, similarity) =>
+          makeRow(r.messages.slice(0, i).map(emitMessage), emitMessage(r.messages[i]!), emitMessage(f.messages[i]!), {
             instance_id: inst.instanceId,
             repo: repoOf.get(r.trajectoryId) ?? repo,
             chosen_trajectory_id: r.trajectoryId,
@@ -105,9 +107,7 @@ export function mineRows(input: Iterable<InputRow>, options: Partial<MiningOptio
             divergence_turn: assistantTurn(r, i),
             divergence_msg_index: i,
             action_similarity: similarity,
-          });
-          return { row, dedupeKey: dedupeKey(row) };
-        },
+          }),
       }, counters),
     );
   }

@@ -5,11 +5,12 @@
 //   4. walk    (walk.ts) instance by instance in order, rows rebuilt from the spill
 //   5. write   (write/*) JSONL or parquet through a temporary file
 // Output depends only on the input and options, never on the number of workers or timing.
+import { createHash } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { assertIdentity, type Counters } from './counters.js';
-import { dedupeKey, makeRow } from './emit.js';
+import { makeRow } from './emit.js';
 import { HASH_BYTES } from './encode.js';
 import { ExitCode, UserError } from './errors.js';
 import type { MiningOptions } from './options.js';
@@ -21,7 +22,7 @@ import { type DecodeResult, type Engine, type DecodedTrajectory, type IndexResul
 import { Indexer, type Selected, type SelectedInstance } from './select.js';
 import { continuation, type LossMessage } from './shapes/continuation.js';
 import { MESSAGES_CANDIDATES, SchemaError, detectSchema, mappedColumns, type ColumnMapping, type Detection, type SchemaOverrides } from './sources/schema.js';
-import { SpillReader } from './spill.js';
+import { HEADER as SPILL_HEADER, SpillReader, decodeRecord } from './spill.js';
 import type { EmittedMessage, PairRow } from './types.js';
 import { removeTemp, trackTemp } from './write/atomic.js';
 import { assistantTurn, walkInstance, type Walkable } from './walk.js';
@@ -104,18 +105,29 @@ class SpillTrajectory implements Walkable {
   get tools(): string | null {
     return this.d.tools ?? null;
   }
+  /** The emitted-JSON hash of message i (encode.ts). */
+  emittedHash(i: number): Uint8Array {
+    return this.d.emitted.subarray(i * HASH_BYTES, (i + 1) * HASH_BYTES);
+  }
   /** Emitted messages 0..i (inclusive) read back from the spill. */
   messages(reader: SpillReader, upTo: number): EmittedMessage[] {
     const o = this.d.offsets;
-    const text = Buffer.from(reader.read(this.spillPath, o[0]!, o[2 * upTo + 1]!), 'utf8');
-    const base = o[0]!;
+    const b = reader.readBytes(this.spillPath, o[0]!, o[upTo + 1]!);
     const out: EmittedMessage[] = [];
-    for (let j = 0; j <= upTo; j++) out.push(JSON.parse(text.toString('utf8', o[2 * j]! - base, o[2 * j + 1]! - base)) as EmittedMessage);
+    let p = 0;
+    for (let j = 0; j <= upTo; j++) {
+      const r = decodeRecord(b, p, ROLE_NAMES);
+      out.push(r.message);
+      p = r.end;
+    }
     return out;
   }
   signature(reader: SpillReader, i: number): string {
     const o = this.d.offsets;
-    return reader.read(this.spillPath, o[2 * i + 1]!, o[2 * i + 2]!);
+    // The signature ends the record; its start follows from the header's field lengths.
+    const h = reader.readBytes(this.spillPath, o[i]!, o[i]! + SPILL_HEADER);
+    const start = o[i]! + SPILL_HEADER + h.readUInt32LE(2) + h.readUInt32LE(6) + h.readUInt32LE(10) + 4;
+    return reader.read(this.spillPath, start, o[i + 1]!);
   }
 }
 
@@ -216,11 +228,11 @@ export async function minePairs(req: MineRequest, sink: (pair: MinedPair) => Pro
       req.inputs.map(async (f) => {
         if (f.kind !== 'parquet') return null;
         checkParquetMagic(f.path, f.bytes);
-        const engine = req.engine ?? 'wasm';
+        const engine = req.engine ?? 'js';
         if (engine === 'wasm' && f.bytes >= 2 ** 32) {
-          throw new UserError(`${f.path}: parquet-wasm (wasm32) cannot read files of 4 GiB or more; use --engine duckdb`, ExitCode.usage);
+          throw new UserError(`${f.path}: parquet-wasm (wasm32) cannot read files of 4 GiB or more; use --engine js or duckdb`, ExitCode.usage);
         }
-        const meta = await pool.run<MetaResult>({ kind: 'meta', path: f.path, engine });
+        const meta = await pool.run<MetaResult>({ kind: 'meta', path: f.path, engine, bytes: f.bytes });
         const total = meta.rowGroupRows.reduce((a, b) => a + b, 0);
         if (total !== meta.numRows) throw new UserError(`${f.path}: corrupt metadata (row groups hold ${total} rows, footer says ${meta.numRows})`, ExitCode.corrupt);
         return meta;
@@ -289,7 +301,7 @@ export async function minePairs(req: MineRequest, sink: (pair: MinedPair) => Pro
       let rowOffset = 0;
       if (m) {
         m.meta.rowGroupRows.forEach((rows, rowGroup) => {
-          const task: Task = { kind: 'index', path: f.path, rowGroup, hasRepo: mapping.repo !== null, mapping, engine: req.engine ?? 'wasm', rowOffset, rows };
+          const task: Task = { kind: 'index', path: f.path, rowGroup, hasRepo: mapping.repo !== null, mapping, engine: req.engine ?? 'js', rowOffset, rows };
           indexTasks.push({ input, rowGroup, rows, task });
           rowOffset += rows;
         });
@@ -353,7 +365,7 @@ export async function minePairs(req: MineRequest, sink: (pair: MinedPair) => Pro
                 keys,
                 reasoningKeys,
                 withTools,
-                engine: req.engine ?? 'wasm',
+                engine: req.engine ?? 'js',
                 rowOffset: metas[loc.input]!.meta.rowGroupRows.slice(0, loc.rowGroup).reduce((a, b) => a + b, 0),
                 mapping: mapped[loc.input]!,
                 schema,
@@ -417,6 +429,14 @@ export async function minePairs(req: MineRequest, sink: (pair: MinedPair) => Pro
 function hooksFor(inst: SelectedInstance<Loc>, reader: SpillReader, cont: { maxMessages: number | undefined; rows: Map<PairRow, MinedContinuation> } | null) {
   return {
     signature: (t: SpillTrajectory, i: number) => t.signature(reader, i),
+    // Contract 5.4 compares stable JSON of prompt, chosen and rejected; an emitted message's JSON is
+    // canonical (emit.ts), so the sequence of their hashes is an equivalent key without reading the spill.
+    dedupeKey: (r: SpillTrajectory, f: SpillTrajectory, i: number) => {
+      const h = createHash('sha256');
+      for (let j = 0; j <= i; j++) h.update(r.emittedHash(j));
+      h.update(f.emittedHash(i));
+      return h.digest('base64');
+    },
     buildRow: (r: SpillTrajectory, f: SpillTrajectory, i: number, similarity: number) => {
       const rm = r.messages(reader, cont ? r.length - 1 : i);
       const fm = f.messages(reader, cont ? f.length - 1 : i);
@@ -435,7 +455,7 @@ function hooksFor(inst: SelectedInstance<Loc>, reader: SpillReader, cont: { maxM
         const rej = continuation(fm, i, cont.maxMessages);
         cont.rows.set(row, { chosen, rejected: rej, complete: chosen.length === r.length - i && rej.length === f.length - i });
       }
-      return { row, dedupeKey: dedupeKey(row) };
+      return row;
     },
   };
 }

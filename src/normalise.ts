@@ -11,9 +11,29 @@ export interface NormaliseTally {
 export class BadValue extends Error {}
 
 const LINE_END = /[\n\r\u2028\u2029]/g;
+const OTHER_LINE_END = /[\r\u2028\u2029]/;
+
+/** stripLineEndBlanks for a text whose only line terminator is \n. */
+function stripBeforeNewlines(s: string): string {
+  let out = '';
+  let copied = 0;
+  let lineStart = 0;
+  for (let end = s.indexOf('\n'); end !== -1; end = s.indexOf('\n', end + 1)) {
+    let k = end;
+    for (let c = s.charCodeAt(k - 1); k > lineStart && (c === 32 || c === 9); c = s.charCodeAt(--k - 1));
+    if (k < end) {
+      out += s.slice(copied, k);
+      copied = end;
+    }
+    lineStart = end + 1;
+  }
+  return copied === 0 ? s : out + s.slice(copied);
+}
 
 /** Remove spaces and tabs before every line terminator (those of a JavaScript `$` in multiline mode). */
 function stripLineEndBlanks(s: string): string {
+  // Most texts end lines with \n only: indexOf is much cheaper than a regex match per line.
+  if (!OTHER_LINE_END.test(s)) return stripBeforeNewlines(s);
   // A scan from each terminator backwards: linear, and ~10x faster than `/[ \t]+$/gm`, which
   // backtracks through every blank run not at a line end (pytest -v pads lines with ~900 spaces).
   let out = '';

@@ -1,15 +1,28 @@
 // The spill store: normalised messages of extracted trajectories are written to disk as they are
-// decoded, so that memory holds only 16-byte key hashes and offsets per message, whatever the input
+// decoded, so that memory holds only 16-byte key hashes and an offset per message, whatever the input
 // size. Rows are rebuilt from the spill when the walk emits them.
+//
+// One record per message (little endian):
+//   u8 role code, u8 null flags (bit k: field k is null), u32 x3 byte lengths of fields 0..2,
+//   field 0 (content), field 1, field 2, u32 byte length of the signature, the signature.
+// Fields 1 and 2: assistant -> tool_calls as emitted (JSON text), unused; tool -> name, tool_call_id;
+// a role outside the contract's four -> the role itself, unused. The bytes from the role code to the
+// end of field 2 determine the emitted message (emit.ts) and nothing else, so their hash decides
+// exact duplicates. Raw UTF-8 costs one copy; JSON text of every message cost ~40% of the encoding.
+import { hash } from 'node:crypto';
 import { closeSync, openSync, readSync, writeSync } from 'node:fs';
+import type { EmittedMessage } from './types.js';
 
 const FLUSH_BYTES = 1 << 20;
+/** Role code, null flags and three field lengths. */
+export const HEADER = 14;
 
 export class SpillWriter {
   private readonly fd: number;
   private pos = 0;
-  private pending: Buffer[] = [];
-  private pendingBytes = 0;
+  /** Bytes not yet written, encoded straight into one reused buffer (no per-message allocation). */
+  private buf = Buffer.allocUnsafe(FLUSH_BYTES);
+  private used = 0;
 
   constructor(path: string) {
     this.fd = openSync(path, 'a');
@@ -18,11 +31,46 @@ export class SpillWriter {
   /** Append `s` (UTF-8); returns its end offset. Its start is the previous end. */
   append(s: string): number {
     if (s.length === 0) return this.pos;
-    const b = Buffer.from(s, 'utf8');
-    this.pending.push(b);
-    this.pendingBytes += b.length;
-    this.pos += b.length;
-    if (this.pendingBytes >= FLUSH_BYTES) this.flush();
+    // UTF-8 takes at most 3 bytes per UTF-16 unit.
+    if (this.used + s.length * 3 > this.buf.length) {
+      this.flush();
+      if (s.length * 3 > this.buf.length) this.buf = Buffer.allocUnsafe(s.length * 3);
+    }
+    const n = this.buf.write(s, this.used, 'utf8');
+    this.used += n;
+    this.pos += n;
+    return this.pos;
+  }
+
+  /**
+   * Append one message record (see the top of this file); returns its end offset. The first 16 bytes
+   * of the SHA-256 of the record's emitted part go to `hashInto[at..]`.
+   */
+  appendMessage(code: number, f0: string | null, f1: string | null, f2: string | null, signature: string, hashInto: Uint8Array, at: number): number {
+    // UTF-8 takes at most 3 bytes per UTF-16 unit; the record is written whole into the buffer.
+    const max = HEADER + 4 + 3 * ((f0?.length ?? 0) + (f1?.length ?? 0) + (f2?.length ?? 0) + signature.length);
+    if (this.used + max > this.buf.length) {
+      this.flush();
+      if (max > this.buf.length) this.buf = Buffer.allocUnsafe(max);
+    }
+    const b = this.buf;
+    const start = this.used;
+    b[start] = code;
+    b[start + 1] = (f0 === null ? 1 : 0) | (f1 === null ? 2 : 0) | (f2 === null ? 4 : 0);
+    let p = start + HEADER;
+    const fields = [f0, f1, f2];
+    for (let k = 0; k < 3; k++) {
+      const f = fields[k];
+      const n = f ? b.write(f, p, 'utf8') : 0;
+      b.writeUInt32LE(n, start + 2 + 4 * k);
+      p += n;
+    }
+    hashInto.set((hash('sha256', b.subarray(start, p), 'buffer') as unknown as Buffer).subarray(0, 16), at);
+    const n = signature ? b.write(signature, p + 4, 'utf8') : 0;
+    b.writeUInt32LE(n, p);
+    p += 4 + n;
+    this.pos += p - start;
+    this.used = p;
     return this.pos;
   }
 
@@ -31,12 +79,10 @@ export class SpillWriter {
   }
 
   flush(): void {
-    if (this.pendingBytes === 0) return;
-    const b = Buffer.concat(this.pending, this.pendingBytes);
     let written = 0;
-    while (written < b.length) written += writeSync(this.fd, b, written, b.length - written);
-    this.pending = [];
-    this.pendingBytes = 0;
+    while (written < this.used) written += writeSync(this.fd, this.buf, written, this.used - written);
+    this.used = 0;
+    if (this.buf.length > FLUSH_BYTES) this.buf = Buffer.allocUnsafe(FLUSH_BYTES);
   }
 
   close(): void {
@@ -49,7 +95,11 @@ export class SpillReader {
   private readonly fds = new Map<string, number>();
 
   read(path: string, start: number, end: number): string {
-    if (end <= start) return '';
+    return this.readBytes(path, start, end).toString('utf8');
+  }
+
+  readBytes(path: string, start: number, end: number): Buffer {
+    if (end <= start) return Buffer.alloc(0);
     let fd = this.fds.get(path);
     if (fd === undefined) this.fds.set(path, (fd = openSync(path, 'r')));
     const b = Buffer.allocUnsafe(end - start);
@@ -59,11 +109,44 @@ export class SpillReader {
       if (n === 0) throw new Error(`spill file ${path} is shorter than expected`);
       got += n;
     }
-    return b.toString('utf8');
+    return b;
   }
 
   close(): void {
     for (const fd of this.fds.values()) closeSync(fd);
     this.fds.clear();
   }
+}
+
+/** An emitted message (emit.ts) from its spill record at `p` in `b`; returns it and the record's end. */
+export function decodeRecord(b: Buffer, p: number, roleNames: readonly string[]): { message: EmittedMessage; end: number; signatureStart: number } {
+  const code = b[p]!;
+  const flags = b[p + 1]!;
+  const l0 = b.readUInt32LE(p + 2);
+  const l1 = b.readUInt32LE(p + 6);
+  const l2 = b.readUInt32LE(p + 10);
+  let q = p + HEADER;
+  const f0 = flags & 1 ? null : b.toString('utf8', q, q + l0);
+  q += l0;
+  const f1 = flags & 2 ? null : b.toString('utf8', q, q + l1);
+  q += l1;
+  const f2 = flags & 4 ? null : b.toString('utf8', q, q + l2);
+  q += l2;
+  const sig = b.readUInt32LE(q);
+  const end = q + 4 + sig;
+  let message: EmittedMessage;
+  switch (code) {
+    case 2:
+      message = { role: 'assistant', content: f0, tool_calls: f1 };
+      break;
+    case 3:
+      message = { role: 'tool', content: f0, name: f1, tool_call_id: f2 };
+      break;
+    case 4:
+      message = { role: f1!, content: f0 };
+      break;
+    default:
+      message = { role: roleNames[code]!, content: f0 };
+  }
+  return { message, end, signatureStart: q + 4 };
 }

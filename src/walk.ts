@@ -20,8 +20,13 @@ export interface WalkOptions {
 export interface InstanceHooks<T extends Walkable> {
   /** actionSignature of assistant message i. */
   signature(t: T, i: number): string;
-  /** The output row for a divergence at i, and its exact-duplicate key (stable JSON of prompt/chosen/rejected). */
-  buildRow(resolved: T, failed: T, i: number, similarity: number): { row: PairRow; dedupeKey: string };
+  /**
+   * The exact-duplicate key of the row for a divergence at i: equal keys exactly when the rows' prompt,
+   * chosen and rejected are deep-equal (contract 5.4: stable JSON of the three, or anything equivalent).
+   */
+  dedupeKey(resolved: T, failed: T, i: number): string;
+  /** The output row for a divergence at i; called only for rows that are kept. */
+  buildRow(resolved: T, failed: T, i: number, similarity: number): PairRow;
 }
 
 /** First index whose keys differ, or null when one trajectory is a prefix of the other. */
@@ -72,7 +77,7 @@ export function walkInstance<T extends Walkable>(
         counters.near_duplicate++;
         continue;
       }
-      const { row, dedupeKey } = hooks.buildRow(r, f, i, similarity);
+      const dedupeKey = hooks.dedupeKey(r, f, i);
       if (seen.has(dedupeKey)) {
         counters.exact_duplicate++;
         continue;
@@ -82,6 +87,7 @@ export function walkInstance<T extends Walkable>(
         continue;
       }
       seen.add(dedupeKey);
+      const row = hooks.buildRow(r, f, i, similarity);
       kept.push(row);
       counters.pairs_emitted++;
       if (row.divergence_turn === 0) counters.divergence_turn_0++;

@@ -1,6 +1,7 @@
-// Both decoders of the trajectory column (parquet-wasm, DuckDB's native reader) give byte-identical
-// output on every parquet fixture (real rows of nebius/SWE-rebench-openhands-trajectories,
-// CC-BY-4.0 (c) Nebius). Runs the BUILT CLI.
+// Every parquet reader (our own `js` with native or pure-JS zstd, parquet-wasm, DuckDB's native
+// reader) gives byte-identical output on every parquet fixture (real rows of
+// nebius/SWE-rebench-openhands-trajectories, CC-BY-4.0 (c) Nebius), and so does the js engine's
+// fallback to parquet-wasm on files it does not decode itself. Runs the BUILT CLI.
 import { describe, it, expect, afterAll } from 'vitest';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -16,25 +17,45 @@ const dir = mkdtempSync(join(tmpdir(), 'dm-engine-'));
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-describe('--engine wasm and --engine duckdb agree', () => {
+/** `js-fzstd`: the js engine with zstd-napi disabled (the pure-JS decompressor). */
+const ENGINES = ['js', 'js-fzstd', 'wasm', 'duckdb'];
+
+async function mineWith(engine: string, input: string, file: string, extra: string[] = []): Promise<Buffer> {
+  const env = { ...process.env, ...(engine === 'js-fzstd' ? { DIVERGENCE_MINE_ZSTD: 'js' } : {}) };
+  const args = [BIN, 'mine', '--parquet', input, '--out', file, '--engine', engine.replace('-fzstd', ''), '--quiet', '--workers', '2', '--stats', `${file}.stats.json`, '--force', ...extra];
+  await run(process.execPath, args, { timeout: 60_000, env });
+  // The counters of the stats file (its input section names the file).
+  const stats = JSON.parse(readFileSync(`${file}.stats.json`, 'utf8')) as { counters: unknown };
+  return Buffer.concat([readFileSync(file), Buffer.from(JSON.stringify(stats.counters))]);
+}
+
+describe('every --engine agrees', () => {
   it.each(['forks', 'sampling', 'labels', 'labels-float'])('%s.parquet', async (name) => {
     const out: Record<string, Buffer> = {};
-    for (const engine of ['wasm', 'duckdb']) {
-      const file = join(dir, `${name}.${engine}.jsonl`);
-      await run(process.execPath, [BIN, 'mine', '--parquet', join(ROOT, 'fixtures', `${name}.parquet`), '--out', file, '--engine', engine, '--quiet', '--workers', '2'], { timeout: 60_000 });
-      out[engine] = readFileSync(file);
-    }
+    for (const engine of ENGINES) out[engine] = await mineWith(engine, join(ROOT, 'fixtures', `${name}.parquet`), join(dir, `${name}.${engine}.jsonl`));
     expect(out.wasm!.length).toBeGreaterThan(0);
-    expect(out.duckdb!.equals(out.wasm!)).toBe(true);
+    for (const engine of ENGINES) expect(out[engine]!.equals(out.wasm!), engine).toBe(true);
+  }, 120_000);
+
+  // DuckDB rewrites the fixture with features our reader leaves to parquet-wasm (DELTA_LENGTH_BYTE_ARRAY
+  // strings in v2 pages, snappy) or reads itself (uncompressed pages, small row groups).
+  it.each([
+    ['v2 pages, delta strings', 'COMPRESSION zstd, PARQUET_VERSION v2'],
+    ['snappy', 'COMPRESSION snappy'],
+    ['uncompressed', 'COMPRESSION uncompressed'],
+  ])('forks.parquet rewritten with %s', async (name, opts) => {
+    const { DuckDBInstance } = await import('@duckdb/node-api');
+    const conn = await (await DuckDBInstance.create(':memory:')).connect();
+    const input = join(dir, `forks-${name.replace(/\W+/g, '-')}.parquet`);
+    await conn.run(`COPY (SELECT * FROM read_parquet('${join(ROOT, 'fixtures', 'forks.parquet')}')) TO '${input}' (FORMAT parquet, ${opts})`);
+    const want = await mineWith('wasm', join(ROOT, 'fixtures', 'forks.parquet'), join(dir, `rewritten-want.jsonl`));
+    const got = await mineWith('js', input, join(dir, `rewritten-${name.replace(/\W+/g, '-')}.jsonl`));
+    expect(got.equals(want)).toBe(true);
   }, 120_000);
 
   it('--shape trl carries the same tools through either engine', async () => {
     const out: Record<string, Buffer> = {};
-    for (const engine of ['wasm', 'duckdb']) {
-      const file = join(dir, `trl.${engine}.jsonl`);
-      await run(process.execPath, [BIN, 'mine', '--parquet', join(ROOT, 'fixtures', 'forks.parquet'), '--shape', 'trl', '--out', file, '--engine', engine, '--quiet'], { timeout: 60_000 });
-      out[engine] = readFileSync(file);
-    }
-    expect(out.duckdb!.equals(out.wasm!)).toBe(true);
+    for (const engine of ENGINES) out[engine] = await mineWith(engine, join(ROOT, 'fixtures', 'forks.parquet'), join(dir, `trl.${engine}.jsonl`), ['--shape', 'trl']);
+    for (const engine of ENGINES) expect(out[engine]!.equals(out.wasm!), engine).toBe(true);
   }, 120_000);
 });

@@ -15,7 +15,7 @@ import { encodeTrajectory, HASH_BYTES, keyHash, roleCode } from '../src/encode.j
 import { normaliseMessage, type NormaliseTally } from '../src/normalise.js';
 import { ROLE_CODES } from '../src/read/protocol.js';
 import { actionSignature, DEFAULT_REASONING_KEYS } from '../src/sign.js';
-import { SpillReader, SpillWriter } from '../src/spill.js';
+import { decodeRecord, SpillReader, SpillWriter } from '../src/spill.js';
 import type { ToolCall } from '../src/types.js';
 
 const DEFAULT = new Set(DEFAULT_REASONING_KEYS);
@@ -107,13 +107,22 @@ describe('encodeTrajectory + SpillWriter/SpillReader round trip', () => {
   const reader = new SpillReader();
   const norm = TRAJECTORY.map((m) => normaliseMessage(m, tally()));
   const n = TRAJECTORY.length;
+  const ROLES = ['system', 'user', 'assistant', 'tool', 'other'];
+  /** Message i's record of trajectory `e`: the emitted message and the signature. */
+  const record = (e: typeof enc, i: number) => {
+    const b = reader.readBytes(path, e.offsets[i]!, e.offsets[i + 1]!);
+    const r = decodeRecord(b, 0, ROLES);
+    expect(r.end).toBe(b.length);
+    return { message: r.message, signature: b.toString('utf8', r.signatureStart, r.end) };
+  };
 
   it('key, roles, and one hash per message', () => {
     expect(enc.key).toBe(41);
     expect(enc.bad).toBeUndefined();
     expect([...enc.roles]).toStrictEqual([0, 1, 2, 3, 2, 3, 4, 2, 2]);
     expect(enc.hashes.length).toBe(n * 16);
-    expect(enc.offsets.length).toBe(2 * n + 1);
+    expect(enc.emitted.length).toBe(n * 16);
+    expect(enc.offsets.length).toBe(n + 1);
   });
 
   const keys: [number, string][] = [
@@ -134,18 +143,17 @@ describe('encodeTrajectory + SpillWriter/SpillReader round trip', () => {
   it('byte offsets: start after what the spill already held, end at the writer offset', () => {
     expect(enc.offsets[0]).toBe(25);
     for (let k = 1; k < enc.offsets.length; k++) expect(enc.offsets[k]!).toBeGreaterThanOrEqual(enc.offsets[k - 1]!);
-    expect(enc.offsets[2 * n]).toBe(endOfFirst);
+    expect(enc.offsets[n]).toBe(endOfFirst);
     expect(enc2.offsets[0]).toBe(endOfFirst);
-    expect(enc2.offsets[6]).toBe(statSync(path).size);
+    expect(enc2.offsets[3]).toBe(statSync(path).size);
   });
 
-  it.each(TRAJECTORY.map((_, i) => i))('message %i reads back as JSON.stringify(emitMessage(normalised))', (i) => {
-    const json = reader.read(path, enc.offsets[2 * i]!, enc.offsets[2 * i + 1]!);
-    expect(json).toBe(JSON.stringify(emitMessage(norm[i]!)));
+  it.each(TRAJECTORY.map((_, i) => i))('message %i reads back as emitMessage(normalised), key order included', (i) => {
+    expect(JSON.stringify(record(enc, i).message)).toBe(JSON.stringify(emitMessage(norm[i]!)));
   });
 
   it.each(TRAJECTORY.map((_, i) => i))('signature %i reads back as actionSignature (assistant) or empty', (i) => {
-    const sig = reader.read(path, enc.offsets[2 * i + 1]!, enc.offsets[2 * i + 2]!);
+    const sig = record(enc, i).signature;
     const m = norm[i]!;
     expect(sig).toBe(m.role === 'assistant' ? actionSignature(m as { content: string | null; tool_calls: ToolCall[] | null }, DEFAULT) : '');
   });
@@ -177,13 +185,19 @@ describe('encodeTrajectory + SpillWriter/SpillReader round trip', () => {
     ],
   ];
   it.each(literal)('message %i: literal emitted message and signature', (i, emitted, sig) => {
-    expect(JSON.parse(reader.read(path, enc.offsets[2 * i]!, enc.offsets[2 * i + 1]!))).toStrictEqual(emitted);
-    expect(reader.read(path, enc.offsets[2 * i + 1]!, enc.offsets[2 * i + 2]!)).toBe(sig);
+    expect(record(enc, i).message).toStrictEqual(emitted);
+    expect(record(enc, i).signature).toBe(sig);
   });
 
   it('the second trajectory reads back too', () => {
-    for (let i = 0; i < 3; i++) expect(reader.read(path, enc2.offsets[2 * i]!, enc2.offsets[2 * i + 1]!)).toBe(JSON.stringify(emitMessage(norm[i]!)));
+    for (let i = 0; i < 3; i++) expect(JSON.stringify(record(enc2, i).message)).toBe(JSON.stringify(emitMessage(norm[i]!)));
     expect(Buffer.from(enc2.hashes).equals(Buffer.from(enc.hashes.subarray(0, 48)))).toBe(true);
+    expect(Buffer.from(enc2.emitted).equals(Buffer.from(enc.emitted.subarray(0, 48)))).toBe(true);
+  });
+
+  it('emitted hashes: one per distinct emitted message (the exact-duplicate check)', () => {
+    const distinct = new Set(Array.from({ length: n }, (_, i) => Buffer.from(enc.emitted.subarray(i * 16, i * 16 + 16)).toString('hex')));
+    expect(distinct.size).toBe(new Set(norm.map((m) => JSON.stringify(emitMessage(m)))).size);
   });
 
   it('tally: malformed calls and unknown roles of both trajectories', () => {
@@ -260,5 +274,28 @@ describe('SpillWriter', () => {
     expect(r.read(path, e1, e2)).toBe('tail\u2705');
     expect(r.read(path, e1 - 3, e1 + 4)).toBe('aaatail');
     r.close();
+  });
+});
+
+describe('emitted hashes tell apart exactly the emitted messages that differ', () => {
+  const w = new SpillWriter(spillPath());
+  const hashOf = (m: unknown) => Buffer.from(encodeTrajectory(0, [m], DEFAULT, tally(), w).emitted).toString('hex');
+  const base = { role: 'tool', content: 'ok', name: 'execute_bash', tool_call_id: 'call-1', tool_calls: null };
+  it.each([
+    ['content null vs ""', { ...base, content: null }, { ...base, content: '' }],
+    ['name null vs ""', { ...base, name: null }, { ...base, name: '' }],
+    ['a field boundary moved', { ...base, content: 'okexecute', name: '_bash' }, { ...base, content: 'ok', name: 'executebash' }],
+    ['another call id', base, { ...base, tool_call_id: 'call-2' }],
+    ['an unknown role vs another unknown role', { role: 'developer', content: 'x' }, { role: 'critic', content: 'x' }],
+    ['user vs system', { role: 'user', content: 'x' }, { role: 'system', content: 'x' }],
+  ])('%s', (_, a, b) => {
+    expect(hashOf(a)).not.toBe(hashOf(b));
+  });
+  it.each([
+    // Fields that are not emitted do not count (contract section 6).
+    ['a tool message with tool_calls set', base, { ...base, tool_calls: [] }],
+    ['a user message with a name', { role: 'user', content: 'x', name: null }, { role: 'user', content: 'x', name: 'someone' }],
+  ])('%s: same emitted message, same hash', (_, a, b) => {
+    expect(hashOf(a)).toBe(hashOf(b));
   });
 });

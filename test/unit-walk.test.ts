@@ -41,8 +41,9 @@ const hooks: InstanceHooks<T> = {
     signatureCalls.push(`${t.trajectoryId}@${i}`);
     return t.msgs[i]![1];
   },
-  buildRow: (r, f, i, similarity) => {
-    const row = makeRow(r.msgs.slice(0, i).map(emit), emit(r.msgs[i]!), emit(f.msgs[i]!), {
+  dedupeKey: (r, f, i) => dedupeKey({ prompt: r.msgs.slice(0, i).map(emit), chosen: emit(r.msgs[i]!), rejected: emit(f.msgs[i]!) }),
+  buildRow: (r, f, i, similarity) =>
+    makeRow(r.msgs.slice(0, i).map(emit), emit(r.msgs[i]!), emit(f.msgs[i]!), {
       instance_id: 'I',
       repo: null,
       chosen_trajectory_id: r.trajectoryId,
@@ -50,9 +51,7 @@ const hooks: InstanceHooks<T> = {
       divergence_turn: assistantTurn(r, i),
       divergence_msg_index: i,
       action_similarity: similarity,
-    });
-    return { row, dedupeKey: dedupeKey(row) };
-  },
+    }),
 };
 const DEFAULTS: WalkOptions = { minSimilaritySkip: 0.95, maxPairsPerInstance: 4 };
 const counters = (o: Partial<Counters>): Counters => ({ ...emptyCounters(), ...o });

@@ -186,9 +186,12 @@ export function registerMine(program: Command): void {
     .addOption(new Option('--workers <n>', 'decode threads (output is identical for any number)').argParser(intArg(1)).default(availableParallelism(), 'number of cores'))
     .option('-f, --force', 'overwrite existing output and stats files', false)
     .addOption(
-      new Option('--engine <engine>', 'decoder of the trajectory column: wasm (parquet-wasm, no native code) or duckdb (native, needs the optional @duckdb/node-api)')
-        .choices(['wasm', 'duckdb'])
-        .default('wasm'),
+      new Option(
+        '--engine <engine>',
+        'parquet reader: js (own streaming page reader, zstd via the optional zstd-napi addon or pure JS; falls back to wasm per row group for encodings it lacks), wasm (parquet-wasm, no native code) or duckdb (native, needs the optional @duckdb/node-api)',
+      )
+        .choices(['js', 'wasm', 'duckdb'])
+        .default('js'),
     )
     .option('--partition <i/N>', 'only instances with uint64(SHA-256(instance_id)[0..8]) mod N = i; combine parts with `merge`', parsePartition)
     .optionsGroup('Input layout:')

@@ -2,8 +2,12 @@
 import type { ErrorPayload } from '../errors.js';
 import type { ColumnMapping, SchemaName } from '../sources/schema.js';
 
-/** `wasm`: parquet-wasm (no native code); `duckdb`: DuckDB's native reader through @duckdb/node-api. */
-export type Engine = 'wasm' | 'duckdb';
+/**
+ * `js`: our own streaming page reader (read/pq/), zstd through the optional zstd-napi addon or pure-JS
+ * fzstd; row groups it cannot decode fall back to parquet-wasm. `wasm`: parquet-wasm (no native code).
+ * `duckdb`: DuckDB's native reader through @duckdb/node-api.
+ */
+export type Engine = 'js' | 'wasm' | 'duckdb';
 
 export interface FieldInfo {
   name: string;
@@ -14,7 +18,7 @@ export interface FieldInfo {
 }
 
 export type Task =
-  | { kind: 'meta'; path: string; engine: Engine }
+  | { kind: 'meta'; path: string; engine: Engine; bytes: number }
   /** Issue 7: the first value of each of `columns` in row group 0 (the sample row of schema detection). */
   | { kind: 'sample'; path: string; columns: string[] }
   /** Issue 7: the first non-empty line of a JSONL input, parsed. */
@@ -71,8 +75,9 @@ export interface DecodedTrajectory {
   roles: Uint8Array;
   /** 16 bytes per message: truncated SHA-256 of the comparison key. */
   hashes: Uint8Array;
-  /** 2n+1 absolute offsets in the worker's spill file: message i's emitted JSON is
-   * [2i, 2i+1), its action signature (assistant only, else empty) is [2i+1, 2i+2). */
+  /** 16 bytes per message: truncated SHA-256 of its emitted JSON (the exact-duplicate check, mine.ts). */
+  emitted: Uint8Array;
+  /** n+1 absolute offsets in the worker's spill file: message i's record (spill.ts) is [i, i+1). */
   offsets: Float64Array;
   tools?: string | null;
 }

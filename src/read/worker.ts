@@ -12,6 +12,7 @@ import { SpillWriter } from '../spill.js';
 import { jsonlLines, parseJsonLine } from './jsonl-lines.js';
 import { isLabelType, isStringType, isTrajectoryType, makeGetter, type Getter } from './arrow-values.js';
 import type { DecodeResult, DecodedTrajectory, IndexResult, MetaResult, SampleResult, Task, WorkerReply } from './protocol.js';
+import { fileMeta, footer, readRows, Unsupported } from './pq/reader.js';
 
 interface WasmBatch {
   readonly numRows: number;
@@ -75,10 +76,36 @@ function idParts(m: ColumnMapping): string[] {
   return Array.isArray(m.id) ? [...m.id] : [m.id as string];
 }
 
+/** Only the small columns: never the messages or tools. */
+function indexColumns(mapping: ColumnMapping): string[] {
+  return mappedColumns(mapping).filter((c) => c !== mapping.messages && c !== mapping.tools);
+}
+
+/** The index pass through our own reader; null when it cannot decode these columns (then parquet-wasm does). */
+function indexJs(path: string, rowGroup: number, mapping: ColumnMapping): IndexResult | null {
+  const res: IndexResult = { ids: [], instances: [], repos: [], resolved: [] };
+  const parts = idParts(mapping);
+  const columns = indexColumns(mapping);
+  const at = (c: string) => columns.indexOf(c);
+  const partAt = parts.map(at);
+  const [inst, resolved, repo] = [at(mapping.instance), at(mapping.resolved), mapping.repo ? at(mapping.repo) : -1];
+  try {
+    for (const v of readRows(path, rowGroup, columns, null)) {
+      res.ids.push(trajectoryIdOf(Object.fromEntries(parts.map((c, k) => [c, v[partAt[k]!]])), mapping.id));
+      res.instances.push(v[inst]);
+      res.resolved.push(v[resolved]);
+      res.repos.push(repo >= 0 ? v[repo] : null);
+    }
+  } catch (e) {
+    if (e instanceof Unsupported) return null;
+    throw e;
+  }
+  return res;
+}
+
 async function index(path: string, rowGroup: number, mapping: ColumnMapping): Promise<IndexResult> {
   const res: IndexResult = { ids: [], instances: [], repos: [], resolved: [] };
-  // Only the small columns: never the messages or tools.
-  const columns = mappedColumns(mapping).filter((c) => c !== mapping.messages && c !== mapping.tools);
+  const columns = indexColumns(mapping);
   const parts = idParts(mapping);
   await scan(path, rowGroup, columns, 8192, (get, n) => {
     for (let i = 0; i < n; i++) {
@@ -203,8 +230,39 @@ async function decodeDuck(task: Extract<Task, { kind: 'decode' }>): Promise<Deco
   return { spill: spillIndex, trajectories: out, ...tally, rowsDecoded };
 }
 
+/** The decode pass through our own reader; null when it cannot decode these columns (then parquet-wasm does). */
+function decodeJs(task: Extract<Task, { kind: 'decode' }>): DecodeResult | null {
+  const withTools = task.withTools && task.mapping.tools !== null;
+  const columns = [task.mapping.messages, ...(withTools ? [task.mapping.tools!] : [])];
+  const reasoning = new Set(task.reasoningKeys);
+  // Tallies and results are kept only if the whole row group decodes: on `Unsupported` parquet-wasm
+  // starts over (the records already spilled are then never referenced).
+  const tally: NormaliseTally = { malformed_arguments: 0, unknown_roles: 0 };
+  const out: DecodedTrajectory[] = [];
+  const w = spillWriter();
+  let k = 0;
+  try {
+    // Row by row: each trajectory is encoded and dropped before the next is assembled.
+    for (const [messages, tools] of readRows(task.path, task.rowGroup, columns, task.rows)) {
+      const t = encodeTrajectory(task.keys[k]!, messagesValue(messages, task.mapping, task.schema), reasoning, tally, w, schemeOf(task.schema));
+      if (withTools) t.tools = toolsText(tools, task.mapping, task.schema);
+      out.push(t);
+      k++;
+    }
+  } catch (e) {
+    if (e instanceof Unsupported) return null;
+    throw e;
+  }
+  w.flush();
+  return { spill: spillIndex, trajectories: out, ...tally, rowsDecoded: footer(task.path).rowGroups[task.rowGroup]!.numRows };
+}
+
 async function decode(task: Extract<Task, { kind: 'decode' }>): Promise<DecodeResult> {
   if (task.engine === 'duckdb') return decodeDuck(task);
+  if (task.engine === 'js') {
+    const r = decodeJs(task);
+    if (r) return r;
+  }
   const reasoning = new Set(task.reasoningKeys);
   const tally: NormaliseTally = { malformed_arguments: 0, unknown_roles: 0 };
   const out: DecodedTrajectory[] = [];
@@ -347,13 +405,16 @@ async function indexDuck(task: Extract<Task, { kind: 'index' }>): Promise<IndexR
 async function run(task: Task): Promise<MetaResult | IndexResult | DecodeResult | SampleResult> {
   switch (task.kind) {
     case 'meta':
-      return task.engine === 'duckdb' ? metaDuck(task.path) : meta(task.path);
+      if (task.engine === 'duckdb') return metaDuck(task.path);
+      // parquet-wasm names the Arrow types in error messages; beyond its 4 GiB limit our footer reader does.
+      return task.engine === 'js' && task.bytes >= 2 ** 32 ? fileMeta(task.path) : meta(task.path);
     case 'sample':
       return sample(task.path, task.columns);
     case 'sample-jsonl':
       return sampleJsonl(task.path);
     case 'index':
-      return task.engine === 'duckdb' ? indexDuck(task) : index(task.path, task.rowGroup, task.mapping);
+      if (task.engine === 'duckdb') return indexDuck(task);
+      return (task.engine === 'js' ? indexJs(task.path, task.rowGroup, task.mapping) : null) ?? index(task.path, task.rowGroup, task.mapping);
     case 'index-jsonl':
       return indexJsonl(task.path, task.mapping, task.schema);
     case 'decode':
@@ -368,7 +429,7 @@ parentPort!.on('message', (msg: { id: number; task: Task }) => {
     (result) => {
       const transfer: ArrayBuffer[] = [];
       if ('trajectories' in result) {
-        for (const t of result.trajectories) transfer.push(t.roles.buffer as ArrayBuffer, t.hashes.buffer as ArrayBuffer, t.offsets.buffer as ArrayBuffer);
+        for (const t of result.trajectories) transfer.push(t.roles.buffer as ArrayBuffer, t.hashes.buffer as ArrayBuffer, t.emitted.buffer as ArrayBuffer, t.offsets.buffer as ArrayBuffer);
       }
       parentPort!.postMessage({ id: msg.id, ok: true, result } satisfies WorkerReply, transfer);
     },

@@ -1,0 +1,404 @@
+// One column chunk, page by page: levels and values of the wanted rows only. Pages are decompressed
+// through a small sliding window (inflate.ts), so memory holds the wanted rows' values plus one
+// compressed page, never a whole decompressed page or column chunk.
+import { readSync } from 'node:fs';
+import { Unsupported, type ChunkMeta, type LeafColumn } from './meta.js';
+import { inflater, type Inflater } from './inflate.js';
+import { ParquetFormatError, ThriftReader, num, optNum, struct, type ThriftStruct } from './thrift.js';
+
+const PAGE = { DATA: 0, DICTIONARY: 2, DATA_V2: 3 } as const;
+const ENC = { PLAIN: 0, PLAIN_DICTIONARY: 2, RLE: 3, RLE_DICTIONARY: 8 } as const;
+const MAX_PAGE = 2 ** 31 - 1;
+
+/** The triples (repetition level, definition level, value) of one wanted row. */
+export interface RowTriples {
+  reps: number[];
+  defs: number[];
+  /** The value where def === maxDef, else undefined. */
+  vals: unknown[];
+}
+
+/** Sliding window over a page body being decompressed. */
+class Window {
+  buf: Buffer;
+  pos = 0;
+  end = 0;
+  consumed = 0;
+  private eof = false;
+  constructor(
+    private readonly inf: Inflater,
+    capacity: number,
+  ) {
+    this.buf = Buffer.allocUnsafe(capacity);
+  }
+  /** Make `n` bytes available at `pos`; false when the body ends first. */
+  ensure(n: number): boolean {
+    if (this.end - this.pos >= n) return true;
+    if (this.pos > 0) {
+      this.buf.copy(this.buf, 0, this.pos, this.end);
+      this.end -= this.pos;
+      this.pos = 0;
+    }
+    if (n > this.buf.length) {
+      if (n > MAX_PAGE) return false;
+      const bigger = Buffer.allocUnsafe(Math.max(n, this.buf.length * 2));
+      this.buf.copy(bigger, 0, 0, this.end);
+      this.buf = bigger;
+    }
+    while (this.end < n && !this.eof) {
+      const got = this.inf.read(this.buf.subarray(this.end));
+      if (got === 0) this.eof = true;
+      this.end += got;
+    }
+    return this.end >= n;
+  }
+  need(n: number, what: string): void {
+    if (!this.ensure(n)) throw new ParquetFormatError(`page ends inside ${what}`);
+  }
+  advance(n: number): void {
+    this.pos += n;
+    this.consumed += n;
+  }
+  /** Skip `n` bytes without keeping them (a skipped value may be larger than the window). */
+  skip(n: number): void {
+    while (n > 0) {
+      if (this.end === this.pos && !this.ensure(Math.min(n, this.buf.length))) {
+        if (this.end === this.pos) throw new ParquetFormatError('page ends inside a value');
+      }
+      const k = Math.min(n, this.end - this.pos);
+      this.advance(k);
+      n -= k;
+    }
+  }
+  u32(what: string): number {
+    this.need(4, what);
+    const v = this.buf.readUInt32LE(this.pos);
+    this.advance(4);
+    return v;
+  }
+}
+
+export function bitWidth(maxLevel: number): number {
+  return maxLevel === 0 ? 0 : 32 - Math.clz32(maxLevel);
+}
+
+/** The RLE / bit-packed hybrid encoding (levels and dictionary indices): `count` values into `out`. */
+export function decodeHybrid(bytes: Uint8Array, width: number, count: number, out: Uint32Array | Uint8Array): void {
+  if (width > 32) throw new ParquetFormatError(`bit width ${width}`);
+  const valueBytes = (width + 7) >> 3;
+  const mask = width === 32 ? 0xffffffff : (1 << width) - 1;
+  let p = 0;
+  let k = 0;
+  while (k < count) {
+    if (p >= bytes.length) throw new ParquetFormatError('levels or indices end early');
+    let h = 0;
+    let m = 1;
+    for (let i = 0; ; i++) {
+      if (p >= bytes.length || i > 5) throw new ParquetFormatError('bad run header');
+      const x = bytes[p++]!;
+      h += (x & 0x7f) * m;
+      if ((x & 0x80) === 0) break;
+      m *= 128;
+    }
+    if (h % 2 === 1) {
+      const groups = (h - 1) / 2;
+      const n = Math.min(groups * 8, count - k);
+      // LSB-first bit packing.
+      let bitPos = p * 8;
+      for (let j = 0; j < n; j++) {
+        let v = 0;
+        for (let b = 0; b < width; b++, bitPos++) {
+          const byte = bytes[bitPos >> 3];
+          if (byte === undefined) throw new ParquetFormatError('bit-packed run past the end');
+          v |= ((byte >> (bitPos & 7)) & 1) << b;
+        }
+        out[k++] = v >>> 0;
+      }
+      p += groups * width;
+    } else {
+      const run = h / 2;
+      if (p + valueBytes > bytes.length) throw new ParquetFormatError('RLE run past the end');
+      let v = 0;
+      for (let b = 0; b < valueBytes; b++) v += bytes[p + b]! * 2 ** (8 * b);
+      p += valueBytes;
+      v = (v & mask) >>> 0;
+      const n = Math.min(run, count - k);
+      out.fill(v, k, k + n);
+      k += n;
+    }
+  }
+}
+
+/** Reads one value of a plain-encoded page from the window, or skips it. */
+type PlainReader = (w: Window, keep: boolean) => unknown;
+
+function plainReader(leaf: LeafColumn): PlainReader {
+  switch (leaf.kind) {
+    case 'string':
+      return (w, keep) => {
+        const len = w.u32('a string length');
+        if (!keep) {
+          w.skip(len);
+          return undefined;
+        }
+        w.need(len, 'a string');
+        const s = w.buf.toString('utf8', w.pos, w.pos + len);
+        w.advance(len);
+        return s;
+      };
+    case 'int32':
+      return (w) => {
+        w.need(4, 'an int32');
+        const v = w.buf.readInt32LE(w.pos);
+        w.advance(4);
+        return v;
+      };
+    case 'int64':
+      return (w) => {
+        w.need(8, 'an int64');
+        // Arrow hands int64 over as BigInt and the Arrow reader turns it into a double the same way.
+        const v = Number(w.buf.readBigInt64LE(w.pos));
+        w.advance(8);
+        return v;
+      };
+    case 'float':
+      return (w) => {
+        w.need(4, 'a float');
+        const v = w.buf.readFloatLE(w.pos);
+        w.advance(4);
+        return v;
+      };
+    case 'double':
+      return (w) => {
+        w.need(8, 'a double');
+        const v = w.buf.readDoubleLE(w.pos);
+        w.advance(8);
+        return v;
+      };
+    case 'boolean':
+      throw new Error('booleans are read bit by bit (readPage)');
+  }
+}
+
+class ChunkFile {
+  private bodyBuffer = Buffer.alloc(0);
+  private pos: number;
+  private readonly end: number;
+  constructor(
+    private readonly fd: number,
+    chunk: ChunkMeta,
+  ) {
+    this.pos = chunk.start;
+    this.end = chunk.start + chunk.length;
+  }
+  get done(): boolean {
+    return this.pos >= this.end;
+  }
+  header(): ThriftStruct {
+    let size = Math.min(this.end - this.pos, 16384);
+    for (;;) {
+      const b = Buffer.allocUnsafe(size);
+      const got = readSync(this.fd, b, 0, size, this.pos);
+      const r = new ThriftReader(b.subarray(0, got));
+      try {
+        const h = r.struct();
+        this.pos += r.pos;
+        return h;
+      } catch (e) {
+        if (!(e instanceof RangeError) || size >= this.end - this.pos) throw e instanceof RangeError ? new ParquetFormatError('page header past the column chunk') : e;
+        size = Math.min(this.end - this.pos, size * 4);
+      }
+    }
+  }
+  /** The next page body, in a buffer reused for every page (valid until the next call). */
+  body(n: number): Buffer {
+    if (n < 0 || this.pos + n > this.end) throw new ParquetFormatError('page body past the column chunk');
+    // Reusing one buffer avoids a fresh allocation (and its page faults) per page of tens of MB.
+    if (this.bodyBuffer.length < n) this.bodyBuffer = Buffer.allocUnsafe(Math.max(n, this.bodyBuffer.length * 2));
+    const b = this.bodyBuffer.subarray(0, n);
+    let off = 0;
+    while (off < n) {
+      const got = readSync(this.fd, b, off, n - off, this.pos + off);
+      if (got === 0) throw new ParquetFormatError('file ends inside a page');
+      off += got;
+    }
+    this.pos += n;
+    return b;
+  }
+  skipBody(n: number): void {
+    if (n < 0 || this.pos + n > this.end) throw new ParquetFormatError('page body past the column chunk');
+    this.pos += n;
+  }
+}
+
+function readDictionary(leaf: LeafColumn, codec: number, body: Uint8Array, h: ThriftStruct): unknown[] {
+  const dh = struct(h, 7);
+  if (!dh) throw new ParquetFormatError('dictionary page without its header');
+  const n = num(dh, 1, 'dictionary size');
+  const enc = optNum(dh, 2) ?? ENC.PLAIN;
+  if (enc !== ENC.PLAIN && enc !== ENC.PLAIN_DICTIONARY) throw new Unsupported(`dictionary encoding ${enc}`);
+  if (leaf.kind === 'boolean') throw new Unsupported('boolean dictionary');
+  const w = new Window(inflater(codec, body), Math.min(num(h, 2, 'uncompressed size'), MAX_PAGE) + 1);
+  const read = plainReader(leaf);
+  const out: unknown[] = [];
+  for (let i = 0; i < n; i++) out.push(read(w, true));
+  return out;
+}
+
+/**
+ * Stream `leaf`'s column chunk in one row group and yield the triples of each of `rows` (ascending
+ * row numbers within the group), or of every row when `rows` is null. A generator, so that the
+ * leaves of a column advance together row by row and only one row's values are held at a time.
+ * Run it to its end: the row count is checked there.
+ */
+export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: LeafColumn, numRows: number, rows: readonly number[] | null): Generator<RowTriples, void, void> {
+  let cur: RowTriples | null = null;
+  const file = new ChunkFile(fd, chunk);
+  const repWidth = bitWidth(leaf.maxRep);
+  const defWidth = bitWidth(leaf.maxDef);
+  const last = rows === null ? numRows - 1 : (rows[rows.length - 1] ?? -1);
+  let dict: unknown[] | null = null;
+  let row = -1;
+  let next = 0;
+  let keep = false;
+  let seen = 0;
+  const plain = leaf.kind === 'boolean' ? null : plainReader(leaf);
+  outer: while (!file.done && seen < chunk.numValues) {
+    const h = file.header();
+    const type = num(h, 1, 'page type');
+    const compressed = num(h, 3, 'compressed page size');
+    const uncompressed = num(h, 2, 'uncompressed page size');
+    if (compressed > MAX_PAGE || uncompressed > MAX_PAGE) throw new ParquetFormatError('page larger than 2 GiB');
+    if (type === PAGE.DICTIONARY) {
+      dict = readDictionary(leaf, codec, file.body(compressed), h);
+      continue;
+    }
+    if (type !== PAGE.DATA && type !== PAGE.DATA_V2) {
+      file.skipBody(compressed); // index pages and unknown kinds carry no values
+      continue;
+    }
+    let numValues: number;
+    let encoding: number;
+    let reps: Uint8Array | null = null;
+    let defs: Uint8Array | null = null;
+    let w: Window;
+    if (type === PAGE.DATA) {
+      const dh = struct(h, 5);
+      if (!dh) throw new ParquetFormatError('data page without its header');
+      numValues = num(dh, 1, 'page value count');
+      encoding = num(dh, 2, 'page encoding');
+      if (leaf.maxRep > 0 && (optNum(dh, 4) ?? ENC.RLE) !== ENC.RLE) throw new Unsupported('BIT_PACKED repetition levels');
+      if (leaf.maxDef > 0 && (optNum(dh, 3) ?? ENC.RLE) !== ENC.RLE) throw new Unsupported('BIT_PACKED definition levels');
+      w = new Window(inflater(codec, file.body(compressed)), Math.min(uncompressed + 1, 1 << 20));
+      if (leaf.maxRep > 0) {
+        const len = w.u32('repetition levels');
+        w.need(len, 'repetition levels');
+        reps = new Uint8Array(numValues);
+        decodeHybrid(w.buf.subarray(w.pos, w.pos + len), repWidth, numValues, reps);
+        w.advance(len);
+      }
+      if (leaf.maxDef > 0) {
+        const len = w.u32('definition levels');
+        w.need(len, 'definition levels');
+        defs = new Uint8Array(numValues);
+        decodeHybrid(w.buf.subarray(w.pos, w.pos + len), defWidth, numValues, defs);
+        w.advance(len);
+      }
+    } else {
+      const dh = struct(h, 8);
+      if (!dh) throw new ParquetFormatError('data page v2 without its header');
+      numValues = num(dh, 1, 'page value count');
+      encoding = num(dh, 4, 'page encoding');
+      const pageRows = num(dh, 3, 'page row count');
+      const defLen = num(dh, 5, 'definition levels length');
+      const repLen = num(dh, 6, 'repetition levels length');
+      // V2 pages start at row boundaries: a page with no wanted row is skipped undecompressed.
+      if (rows !== null && (next >= rows.length || rows[next]! > row + pageRows)) {
+        file.skipBody(compressed);
+        row += pageRows;
+        seen += numValues;
+        if (row >= last) break;
+        continue;
+      }
+      const body = file.body(compressed);
+      if (repLen + defLen > body.length) throw new ParquetFormatError('levels longer than the page');
+      if (leaf.maxRep > 0) decodeHybrid(body.subarray(0, repLen), repWidth, numValues, (reps = new Uint8Array(numValues)));
+      if (leaf.maxDef > 0) decodeHybrid(body.subarray(repLen, repLen + defLen), defWidth, numValues, (defs = new Uint8Array(numValues)));
+      const values = body.subarray(repLen + defLen);
+      const isCompressed = h[8] !== undefined && (struct(h, 8)![7] ?? true) !== false;
+      w = new Window(inflater(isCompressed ? codec : 0, values), Math.min(uncompressed + 1, 1 << 20));
+    }
+    seen += numValues;
+    const maxDef = leaf.maxDef;
+    let present = 0;
+    if (defs) for (let i = 0; i < numValues; i++) present += defs[i] === maxDef ? 1 : 0;
+    else present = numValues;
+    // Values: dictionary indices for the whole page, or plain values read one by one.
+    let indices: Uint32Array | null = null;
+    let nextIndex = 0;
+    if (encoding === ENC.PLAIN_DICTIONARY || encoding === ENC.RLE_DICTIONARY) {
+      if (!dict) throw new ParquetFormatError('dictionary-encoded page without a dictionary');
+      indices = new Uint32Array(present);
+      if (present > 0) {
+        w.need(1, 'the index bit width');
+        const width = w.buf[w.pos]!;
+        w.advance(1);
+        let len = 0;
+        while (w.ensure(len + 1)) len = w.end - w.pos; // the indices run to the end of the page
+        decodeHybrid(w.buf.subarray(w.pos, w.pos + len), width, present, indices);
+        w.advance(len);
+      }
+    } else if (encoding !== ENC.PLAIN) {
+      throw new Unsupported(`page encoding ${encoding}`);
+    }
+    let boolByte = 0;
+    let boolBit = 8;
+    for (let i = 0; i < numValues; i++) {
+      const r = reps ? reps[i]! : 0;
+      const d = defs ? defs[i]! : 0;
+      if (r === 0) {
+        // A new row starts: the previous wanted row is complete.
+        if (cur) {
+          yield cur;
+          cur = null;
+        }
+        row++;
+        if (row > last) break outer;
+        keep = rows === null || (next < rows.length && rows[next] === row);
+        if (keep) {
+          cur = { reps: [], defs: [], vals: [] };
+          next++;
+        }
+      }
+      let v: unknown = undefined;
+      if (d === maxDef) {
+        if (indices) {
+          const ix = indices[nextIndex++]!;
+          if (keep) {
+            if (ix >= dict!.length) throw new ParquetFormatError('dictionary index out of range');
+            v = dict![ix];
+          }
+        } else if (plain) {
+          v = plain(w, keep);
+        } else {
+          if (boolBit === 8) {
+            w.need(1, 'a boolean');
+            boolByte = w.buf[w.pos]!;
+            w.advance(1);
+            boolBit = 0;
+          }
+          v = ((boolByte >> boolBit++) & 1) === 1;
+        }
+      }
+      if (cur) {
+        cur.reps.push(r);
+        cur.defs.push(d);
+        cur.vals.push(v);
+      }
+    }
+  }
+  if (cur) yield cur;
+  if (rows === null ? row + 1 !== numRows : next !== rows.length) {
+    throw new ParquetFormatError(`column ${leaf.path.join('.')} has ${row + 1} rows, the row group ${numRows}`);
+  }
+}

@@ -1,0 +1,208 @@
+// The parquet footer (FileMetaData) read with our own Thrift decoder, and the schema turned into the
+// logical tree the record assembler walks (assemble.ts). Anything this reader does not handle is an
+// `Unsupported` error: the caller then uses parquet-wasm for that read instead.
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { ParquetFormatError, ThriftReader, list, num, optNum, str, struct, type ThriftStruct } from './thrift.js';
+
+/** A file feature this reader does not decode (an encoding, codec or type): fall back to parquet-wasm. */
+export class Unsupported extends Error {}
+
+export type LeafKind = 'string' | 'int32' | 'int64' | 'float' | 'double' | 'boolean';
+
+export type LogicalNode =
+  | { kind: 'leaf'; name: string; def: number; leaf: number; type: LeafKind }
+  | { kind: 'struct'; name: string; def: number; fields: LogicalNode[] }
+  /** `def`: the list is non-null; `elemDef`: it has at least one element; `rep`: its elements' repetition level. */
+  | { kind: 'list'; name: string; def: number; elemDef: number; rep: number; item: LogicalNode };
+
+export interface LeafColumn {
+  /** Dotted parquet path, e.g. trajectory.list.element.content. */
+  path: string[];
+  physical: number;
+  maxDef: number;
+  maxRep: number;
+  kind: LeafKind;
+  /** Logical nodes from the top-level column down to this leaf (assemble.ts). */
+  nodes: LogicalNode[];
+}
+
+export interface ChunkMeta {
+  codec: number;
+  start: number;
+  length: number;
+  numValues: number;
+}
+
+export interface FileMeta {
+  size: number;
+  numRows: number;
+  createdBy: string | undefined;
+  /** Top-level columns by name, each with the indexes of its leaves. */
+  columns: Map<string, { node: LogicalNode | null; leaves: number[]; unsupported?: string }>;
+  leaves: (LeafColumn | null)[];
+  rowGroups: { numRows: number; chunks: ChunkMeta[] }[];
+}
+
+// parquet.thrift enums
+const T = { BOOLEAN: 0, INT32: 1, INT64: 2, INT96: 3, FLOAT: 4, DOUBLE: 5, BYTE_ARRAY: 6, FIXED: 7 } as const;
+const REQUIRED = 0;
+const OPTIONAL = 1;
+const REPEATED = 2;
+const CONVERTED_UTF8 = 0;
+const CONVERTED_LIST = 3;
+const CONVERTED_INT_8 = 15;
+const CONVERTED_INT_64 = 18;
+
+interface RawElement {
+  name: string;
+  type: number | undefined;
+  repetition: number;
+  numChildren: number;
+  converted: number | undefined;
+  logical: ThriftStruct | undefined;
+  children: RawElement[];
+}
+
+export function readFooter(path: string): FileMeta {
+  const fd = openSync(path, 'r');
+  try {
+    const size = fstatSync(fd).size;
+    if (size < 12) throw new ParquetFormatError('file too small');
+    const tail = Buffer.alloc(8);
+    readSync(fd, tail, 0, 8, size - 8);
+    if (tail.toString('latin1', 4) !== 'PAR1') throw new ParquetFormatError('no PAR1 footer magic');
+    const len = tail.readUInt32LE(0);
+    if (len > size - 12) throw new ParquetFormatError('footer length past the start of the file');
+    const buf = Buffer.allocUnsafe(len);
+    readSync(fd, buf, 0, len, size - 8 - len);
+    return parseFileMeta(new ThriftReader(buf).struct(), size);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function rawTree(elements: ThriftStruct[]): RawElement {
+  let i = 0;
+  const take = (depth: number): RawElement => {
+    if (depth > 64) throw new ParquetFormatError('schema nested too deeply');
+    const e = elements[i++];
+    if (!e) throw new ParquetFormatError('schema ends early');
+    const el: RawElement = {
+      name: str(e, 4) ?? '',
+      type: optNum(e, 1),
+      repetition: optNum(e, 3) ?? REQUIRED,
+      numChildren: optNum(e, 5) ?? 0,
+      converted: optNum(e, 6),
+      logical: struct(e, 10),
+      children: [],
+    };
+    for (let c = 0; c < el.numChildren; c++) el.children.push(take(depth + 1));
+    return el;
+  };
+  const root = take(0);
+  if (i !== elements.length) throw new ParquetFormatError('schema has elements outside the root');
+  return root;
+}
+
+function leafKind(e: RawElement): LeafKind {
+  const logical = e.logical;
+  const logicalKind = logical ? Number(Object.keys(logical)[0]) : undefined;
+  switch (e.type) {
+    case T.BYTE_ARRAY:
+      // Only annotated strings: plain binary reads as bytes in Arrow, which this reader does not build.
+      if (e.converted === CONVERTED_UTF8 || logicalKind === 1) return 'string';
+      break;
+    case T.BOOLEAN:
+      if (e.converted === undefined && logical === undefined) return 'boolean';
+      break;
+    case T.FLOAT:
+      if (e.converted === undefined && logical === undefined) return 'float';
+      break;
+    case T.DOUBLE:
+      if (e.converted === undefined && logical === undefined) return 'double';
+      break;
+    case T.INT32:
+    case T.INT64: {
+      // Signed integers only (unsigned, dates, times and decimals read differently in Arrow).
+      const signedLogical = logicalKind === 10 && struct(logical!, 10)?.[2] === true;
+      const signedConverted = e.converted !== undefined && e.converted >= CONVERTED_INT_8 && e.converted <= CONVERTED_INT_64;
+      if ((e.converted === undefined && logical === undefined) || signedLogical || (signedConverted && (logical === undefined || signedLogical)))
+        return e.type === T.INT32 ? 'int32' : 'int64';
+      break;
+    }
+  }
+  throw new Unsupported(`column ${e.name}: physical type ${e.type} with converted type ${e.converted ?? 'none'}`);
+}
+
+function isListGroup(e: RawElement): boolean {
+  const logicalKind = e.logical ? Number(Object.keys(e.logical)[0]) : undefined;
+  return e.converted === CONVERTED_LIST || logicalKind === 3;
+}
+
+/** Build the logical node of `e` (whose parent's def/rep levels are given) and register its leaves. */
+function build(e: RawElement, parentDef: number, parentRep: number, path: string[], nodes: LogicalNode[], leaves: LeafColumn[]): LogicalNode {
+  if (e.repetition === REPEATED) throw new Unsupported(`column ${path.join('.')}: repeated field outside a LIST`);
+  const def = parentDef + (e.repetition === OPTIONAL ? 1 : 0);
+  const here = [...path, e.name];
+  if (e.children.length === 0) {
+    if (e.type === undefined) throw new ParquetFormatError(`column ${here.join('.')}: leaf without a type`);
+    const node: LogicalNode = { kind: 'leaf', name: e.name, def, leaf: leaves.length, type: leafKind(e) };
+    leaves.push({ path: here, physical: e.type, maxDef: def, maxRep: parentRep, kind: node.type, nodes: [...nodes, node] });
+    return node;
+  }
+  const converted = e.converted;
+  if (converted === 1 || converted === 2 || (e.logical && Number(Object.keys(e.logical)[0]) === 2)) throw new Unsupported(`column ${here.join('.')}: MAP`);
+  if (isListGroup(e)) {
+    const rep = e.children[0];
+    if (e.children.length !== 1 || !rep || rep.repetition !== REPEATED) throw new Unsupported(`column ${here.join('.')}: LIST without one repeated child`);
+    // Three-level lists only (the legacy two-level forms name the repeated group "array" or "*_tuple").
+    const item = rep.children[0];
+    if (rep.children.length !== 1 || !item || rep.name === 'array' || rep.name.endsWith('_tuple')) throw new Unsupported(`column ${here.join('.')}: legacy LIST layout`);
+    const node = { kind: 'list', name: e.name, def, elemDef: def + 1, rep: parentRep + 1, item: null as unknown as LogicalNode } satisfies LogicalNode;
+    node.item = build(item, def + 1, parentRep + 1, [...here, rep.name], [...nodes, node], leaves);
+    return node;
+  }
+  const node = { kind: 'struct', name: e.name, def, fields: [] as LogicalNode[] } satisfies LogicalNode;
+  for (const c of e.children) node.fields.push(build(c, def, parentRep, here, [...nodes, node], leaves));
+  return node;
+}
+
+function countLeaves(e: RawElement): number {
+  return e.children.length === 0 ? 1 : e.children.reduce((s, c) => s + countLeaves(c), 0);
+}
+
+export function parseFileMeta(fm: ThriftStruct, size: number): FileMeta {
+  const root = rawTree(list(fm, 2) as ThriftStruct[]);
+  const columns: FileMeta['columns'] = new Map();
+  const leaves: (LeafColumn | null)[] = [];
+  for (const c of root.children) {
+    const before = leaves.length;
+    try {
+      const ok: LeafColumn[] = [];
+      const node = build(c, 0, 0, [], [], ok);
+      leaves.push(...ok);
+      columns.set(c.name, { node, leaves: ok.map((_, k) => before + k) });
+    } catch (e) {
+      if (!(e instanceof Unsupported)) throw e;
+      // Keep the leaf numbering aligned with the row groups' column chunks.
+      const n = countLeaves(c);
+      for (let k = 0; k < n; k++) leaves.push(null);
+      columns.set(c.name, { node: null, leaves: [], unsupported: e.message });
+    }
+  }
+  const rowGroups = (list(fm, 4) as ThriftStruct[]).map((rg, g) => {
+    const chunks = (list(rg, 1) as ThriftStruct[]).map((cc) => {
+      if (str(cc, 1) !== undefined) throw new Unsupported('column chunks in another file');
+      const md = struct(cc, 3);
+      if (!md) throw new ParquetFormatError(`row group ${g}: column chunk without metadata`);
+      const data = num(md, 9, 'data_page_offset');
+      const dict = optNum(md, 11);
+      const start = dict !== undefined && dict > 0 && dict < data ? dict : data;
+      return { codec: num(md, 4, 'codec'), start, length: num(md, 7, 'total_compressed_size'), numValues: num(md, 5, 'num_values') };
+    });
+    if (chunks.length !== leaves.length) throw new ParquetFormatError(`row group ${g} has ${chunks.length} column chunks, the schema ${leaves.length} leaves`);
+    for (const ch of chunks) if (ch.start < 4 || ch.length < 0 || ch.start + ch.length > size - 8) throw new ParquetFormatError(`row group ${g}: column chunk outside the file`);
+    return { numRows: num(rg, 3, 'num_rows'), chunks };
+  });
+  return { size, numRows: num(fm, 3, 'num_rows'), createdBy: str(fm, 6), columns, leaves, rowGroups };
+}

@@ -1,0 +1,118 @@
+// Our own parquet reader (`--engine js`): footer, pages and record assembly in TypeScript, zstd by
+// zstd-napi or fzstd (inflate.ts). It reads only the wanted rows' values out of a streamed page,
+// which bounds memory by those rows instead of by the row group, and decompresses natively.
+// Features it does not handle raise `Unsupported`; the worker then reads that row group with
+// parquet-wasm, which gives the same values.
+import { closeSync, openSync } from 'node:fs';
+import { ExitCode, UserError } from '../../errors.js';
+import { assembleRow, listLevels } from './assemble.js';
+import { leafRows } from './column.js';
+import { Unsupported, readFooter, type FileMeta, type LogicalNode } from './meta.js';
+import type { MetaResult } from '../protocol.js';
+import { ParquetFormatError } from './thrift.js';
+
+export { Unsupported } from './meta.js';
+
+function corrupt(path: string, where: string, e: unknown): UserError {
+  return new UserError(`${path}: ${where}corrupt parquet data (${(e as Error).message})`, ExitCode.corrupt);
+}
+
+const footers = new Map<string, FileMeta>();
+
+export function footer(path: string): FileMeta {
+  let m = footers.get(path);
+  if (!m) {
+    try {
+      m = readFooter(path);
+    } catch (e) {
+      if (e instanceof ParquetFormatError || e instanceof RangeError) throw corrupt(path, '', e);
+      throw e;
+    }
+    footers.set(path, m);
+  }
+  return m;
+}
+
+/**
+ * The values of `columns` for each of `rows` (ascending, within the row group; null = every row), one
+ * row at a time: every leaf of every column streams in step, so memory holds one row's values plus
+ * one compressed page per leaf. Errors (corrupt data, `Unsupported`) can surface at any row.
+ */
+export function* readRows(path: string, rowGroup: number, columns: readonly string[], rows: readonly number[] | null): Generator<unknown[], void, void> {
+  const meta = footer(path);
+  const rg = meta.rowGroups[rowGroup];
+  if (!rg) throw new UserError(`${path}: no row group ${rowGroup}`, ExitCode.corrupt);
+  const cols = columns.map((name) => {
+    const col = meta.columns.get(name);
+    if (!col) throw new Unsupported(`no column ${name}`);
+    if (!col.node) throw new Unsupported(col.unsupported ?? name);
+    const leaves = col.leaves.map((i) => meta.leaves[i]!);
+    const nodes = leaves.map((l) => l.nodes);
+    return { name, node: col.node, leaves, nodes, listAt: nodes.map((n) => listLevels(n)), chunks: col.leaves.map((i) => rg.chunks[i]!) };
+  });
+  const fd = openSync(path, 'r');
+  let where = '';
+  try {
+    const streams = cols.map((c) => c.leaves.map((l, j) => leafRows(fd, c.chunks[j]!.codec, c.chunks[j]!, l, rg.numRows, rows)));
+    const n = rows === null ? rg.numRows : rows.length;
+    for (let k = 0; k < n; k++) {
+      const values = new Array<unknown>(cols.length);
+      for (let c = 0; c < cols.length; c++) {
+        const col = cols[c]!;
+        const triples = streams[c]!.map((s, j) => {
+          where = `column ${col.leaves[j]!.path.join('.')}: `;
+          const r = s.next();
+          if (r.done) throw new ParquetFormatError(`fewer rows than the row group's ${rg.numRows}`);
+          return r.value;
+        });
+        where = `column ${col.name}: `;
+        values[c] = assembleRow(col.node, col.nodes, triples, col.listAt);
+      }
+      yield values;
+    }
+    // Run every stream to its end, where it checks its row count.
+    for (const ss of streams) for (const s of ss) if (!s.next().done) throw new ParquetFormatError('more rows than expected');
+  } catch (e) {
+    if (e instanceof ParquetFormatError || e instanceof RangeError) throw corrupt(path, `row group ${rowGroup}, ${where}`, e);
+    throw e;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** All of `readRows` at once, by column (tests and small reads). */
+export function readRowGroup(path: string, rowGroup: number, columns: readonly string[], rows: readonly number[] | null): Map<string, unknown[]> {
+  const out = new Map<string, unknown[]>(columns.map((c) => [c, []]));
+  for (const values of readRows(path, rowGroup, columns, rows)) columns.forEach((c, k) => out.get(c)!.push(values[k]));
+  return out;
+}
+
+/** Arrow-style type names for our own reader's logical nodes (only used in messages). */
+export function arrowName(n: LogicalNode | null): string {
+  if (!n) return 'Unsupported';
+  switch (n.kind) {
+    case 'leaf':
+      return { string: 'Utf8', int32: 'Int32', int64: 'Int64', float: 'Float32', double: 'Float64', boolean: 'Bool' }[n.type];
+    case 'list':
+      return `List<${arrowName(n.item)}>`;
+    case 'struct':
+      return `Struct<{${n.fields.map((f) => `${f.name}:${arrowName(f)}`).join(', ')}}>`;
+  }
+}
+
+/** The run's view of a file (protocol.ts MetaResult) from our own footer reader. */
+export function fileMeta(path: string): MetaResult {
+  const m = footer(path);
+  const fields = [...m.columns].map(([name, c]) => {
+    const n = c.node;
+    return {
+      name,
+      type: arrowName(n),
+      isString: n?.kind === 'leaf' && n.type === 'string',
+      isLabel: n?.kind === 'leaf' && n.type !== 'string',
+      isTrajectory: n?.kind === 'list' && n.item.kind === 'struct' && n.item.fields.some((f) => f.name === 'role'),
+    };
+  });
+  return { numRows: m.numRows, rowGroupRows: m.rowGroups.map((g) => g.numRows), fields };
+}
+

@@ -1,0 +1,139 @@
+// Thrift compact protocol, decoding only: parquet's footer and page headers. A struct decodes to
+// an object keyed by field id; the callers (meta.ts, pages.ts) name the fields they use.
+
+/** Thrown for bytes that cannot be a valid structure: the callers turn it into a corrupt-file error. */
+export class ParquetFormatError extends Error {}
+
+export type ThriftValue = boolean | number | Uint8Array | ThriftValue[] | ThriftStruct | Map<ThriftValue, ThriftValue>;
+export interface ThriftStruct {
+  [field: number]: ThriftValue | undefined;
+}
+
+const MAX_DEPTH = 64;
+
+export class ThriftReader {
+  pos: number;
+  constructor(
+    readonly buf: Uint8Array,
+    pos = 0,
+  ) {
+    this.pos = pos;
+  }
+
+  private byte(): number {
+    if (this.pos >= this.buf.length) throw new RangeError('thrift: read past the end');
+    return this.buf[this.pos++]!;
+  }
+
+  /** Unsigned varint as a double: exact up to 2^53, enough for every size and offset in a file. */
+  varint(): number {
+    let r = 0;
+    let m = 1;
+    for (let i = 0; i < 10; i++) {
+      const x = this.byte();
+      r += (x & 0x7f) * m;
+      if ((x & 0x80) === 0) return r;
+      m *= 128;
+    }
+    throw new ParquetFormatError('thrift: varint longer than 10 bytes');
+  }
+
+  zigzag(): number {
+    const v = this.varint();
+    return v % 2 === 0 ? v / 2 : -(v + 1) / 2;
+  }
+
+  private value(type: number, depth: number): ThriftValue {
+    switch (type) {
+      case 1:
+        return true;
+      case 2:
+        return false;
+      case 3: {
+        const v = this.byte();
+        return v > 127 ? v - 256 : v;
+      }
+      case 4:
+      case 5:
+      case 6:
+        return this.zigzag();
+      case 7: {
+        if (this.pos + 8 > this.buf.length) throw new RangeError('thrift: read past the end');
+        const v = new DataView(this.buf.buffer, this.buf.byteOffset + this.pos, 8).getFloat64(0, true);
+        this.pos += 8;
+        return v;
+      }
+      case 8: {
+        const n = this.varint();
+        if (this.pos + n > this.buf.length) throw new RangeError('thrift: binary past the end');
+        const v = this.buf.subarray(this.pos, this.pos + n);
+        this.pos += n;
+        return v;
+      }
+      case 9:
+      case 10: {
+        const h = this.byte();
+        let n = h >> 4;
+        const et = h & 15;
+        if (n === 15) n = this.varint();
+        // Every element takes at least one byte: a larger count cannot be real.
+        if (n > this.buf.length - this.pos && et !== 1 && et !== 2) throw new ParquetFormatError('thrift: list longer than its bytes');
+        const out: ThriftValue[] = [];
+        for (let i = 0; i < n; i++) out.push(et === 1 || et === 2 ? this.byte() === 1 : this.value(et, depth + 1));
+        return out;
+      }
+      case 11: {
+        const n = this.varint();
+        const m = new Map<ThriftValue, ThriftValue>();
+        if (n === 0) return m;
+        const kv = this.byte();
+        for (let i = 0; i < n; i++) {
+          const k = this.value(kv >> 4, depth + 1);
+          m.set(k, this.value(kv & 15, depth + 1));
+        }
+        return m;
+      }
+      case 12:
+        return this.struct(depth + 1);
+      default:
+        throw new ParquetFormatError(`thrift: unknown field type ${type}`);
+    }
+  }
+
+  struct(depth = 0): ThriftStruct {
+    if (depth > MAX_DEPTH) throw new ParquetFormatError('thrift: nesting too deep');
+    const o: ThriftStruct = {};
+    let id = 0;
+    for (;;) {
+      const h = this.byte();
+      if (h === 0) return o;
+      const d = h >> 4;
+      id = d ? id + d : this.zigzag();
+      o[id] = this.value(h & 15, depth);
+    }
+  }
+}
+
+// Typed field access: a missing or mistyped required field is a format error.
+export function num(s: ThriftStruct, f: number, what: string): number {
+  const v = s[f];
+  if (typeof v !== 'number') throw new ParquetFormatError(`missing ${what}`);
+  return v;
+}
+export function optNum(s: ThriftStruct, f: number): number | undefined {
+  const v = s[f];
+  return typeof v === 'number' ? v : undefined;
+}
+export function struct(s: ThriftStruct, f: number): ThriftStruct | undefined {
+  const v = s[f];
+  return v !== undefined && typeof v === 'object' && !(v instanceof Uint8Array) && !Array.isArray(v) && !(v instanceof Map) ? v : undefined;
+}
+export function list(s: ThriftStruct, f: number): ThriftValue[] {
+  const v = s[f];
+  return Array.isArray(v) ? v : [];
+}
+const utf8 = new TextDecoder();
+export function str(s: ThriftStruct, f: number): string | undefined {
+  const v = s[f];
+  return v instanceof Uint8Array ? utf8.decode(v) : undefined;
+}

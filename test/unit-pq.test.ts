@@ -1,0 +1,237 @@
+// Our own parquet reader (src/read/pq/, `--engine js`): the pure decoders table-driven, then whole
+// files written by DuckDB (an independent writer) read back and compared value for value with
+// parquet-wasm + arrow-values.ts, the values the wasm engine hands to the encoder.
+import { openAsBlob } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { tableFromIPC, type Data } from 'apache-arrow';
+import { ParquetFile } from 'parquet-wasm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isLabelType, isStringType, isTrajectoryType, makeGetter } from '../src/read/arrow-values.js';
+import { listLevels, merge, shapeLeaf } from '../src/read/pq/assemble.js';
+import { bitWidth, decodeHybrid } from '../src/read/pq/column.js';
+import type { LogicalNode } from '../src/read/pq/meta.js';
+import { fileMeta, readRowGroup, Unsupported } from '../src/read/pq/reader.js';
+import { ParquetFormatError, ThriftReader } from '../src/read/pq/thrift.js';
+import { UserError } from '../src/errors.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), 'dm-unit-pq-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('decodeHybrid (RLE / bit-packed levels and indices)', () => {
+  it.each([
+    { name: 'one RLE run', bytes: [0x08, 0x01], width: 1, count: 4, want: [1, 1, 1, 1] },
+    { name: 'RLE run of width 0 (no value bytes)', bytes: [0x0a], width: 0, count: 5, want: [0, 0, 0, 0, 0] },
+    // The parquet spec's example: 0..7 bit-packed at width 3.
+    { name: 'bit-packed group', bytes: [0x03, 0x88, 0xc6, 0xfa], width: 3, count: 8, want: [0, 1, 2, 3, 4, 5, 6, 7] },
+    { name: 'bit-packed group cut at count', bytes: [0x03, 0x88, 0xc6, 0xfa], width: 3, count: 5, want: [0, 1, 2, 3, 4] },
+    { name: 'RLE then bit-packed', bytes: [0x06, 0x02, 0x03, 0x88, 0xc6, 0xfa], width: 3, count: 6, want: [2, 2, 2, 0, 1, 2] },
+    { name: 'two-byte RLE value', bytes: [0x04, 0x34, 0x12], width: 13, count: 2, want: [0x1234, 0x1234] },
+    { name: 'run longer than needed', bytes: [0x64, 0x03], width: 2, count: 3, want: [3, 3, 3] },
+  ])('$name', ({ bytes, width, count, want }) => {
+    const out = new Uint32Array(count);
+    decodeHybrid(Uint8Array.from(bytes), width, count, out);
+    expect([...out]).toEqual(want);
+  });
+
+  it.each([
+    { name: 'no bytes for the values', bytes: [], width: 1, count: 1 },
+    { name: 'a bit-packed group past the end', bytes: [0x03, 0x88], width: 3, count: 8 },
+    { name: 'an RLE value past the end', bytes: [0x04], width: 8, count: 2 },
+    { name: 'a width above 32', bytes: [0x02, 0, 0, 0, 0, 0], width: 33, count: 1 },
+  ])('rejects $name', ({ bytes, width, count }) => {
+    expect(() => decodeHybrid(Uint8Array.from(bytes), width, count, new Uint32Array(count))).toThrow(ParquetFormatError);
+  });
+
+  it.each([
+    [0, 0],
+    [1, 1],
+    [2, 2],
+    [3, 2],
+    [4, 3],
+    [255, 8],
+  ])('bitWidth(%i) = %i', (level, width) => expect(bitWidth(level)).toBe(width));
+});
+
+describe('ThriftReader (compact protocol)', () => {
+  it('decodes ints, binary, lists, nested structs and long-form field ids', () => {
+    const bytes = Uint8Array.from([
+      0x15, 0x0a, // field 1 i32 = 5
+      0x18, 0x02, 0x61, 0x62, // field 2 binary "ab"
+      0x29, 0x25, 0x02, 0x04, // field 4 list<i32> [1, 2]
+      0x1c, 0x11, 0x00, // field 5 struct { 1: true }
+      0x06, 0x28, 0x03, // field 20 (long form) i64 = -2
+      0x00,
+    ]);
+    const s = new ThriftReader(bytes).struct();
+    expect(s[1]).toBe(5);
+    expect([...(s[2] as Uint8Array)]).toEqual([0x61, 0x62]);
+    expect(s[4]).toEqual([1, 2]);
+    expect(s[5]).toEqual({ 1: true });
+    expect(s[20]).toBe(-2);
+  });
+
+  it.each([
+    { name: 'a struct cut short', bytes: [0x15], err: RangeError },
+    { name: 'a binary longer than the bytes', bytes: [0x18, 0x09, 0x61], err: RangeError },
+    { name: 'an unknown field type', bytes: [0x1d, 0x00], err: ParquetFormatError },
+    { name: 'a list count larger than its bytes', bytes: [0x19, 0xf5, 0xff, 0xff, 0x03], err: ParquetFormatError },
+  ])('rejects $name', ({ bytes, err }) => {
+    expect(() => new ThriftReader(Uint8Array.from(bytes)).struct()).toThrow(err);
+  });
+});
+
+describe('record assembly (shapeLeaf + merge)', () => {
+  // optional list<optional struct<a: optional string, b: optional list<optional string>>>
+  const a: LogicalNode = { kind: 'leaf', name: 'a', def: 4, leaf: 0, type: 'string' };
+  const bItem: LogicalNode = { kind: 'leaf', name: 'element', def: 6, leaf: 1, type: 'string' };
+  const b: LogicalNode = { kind: 'list', name: 'b', def: 4, elemDef: 5, rep: 2, item: bItem };
+  const elem: LogicalNode = { kind: 'struct', name: 'element', def: 3, fields: [a, b] };
+  const col: LogicalNode = { kind: 'list', name: 'v', def: 1, elemDef: 2, rep: 1, item: elem };
+  const pathA = [col, elem, a];
+  const pathB = [col, elem, b, bItem];
+  type T = [rep: number, def: number, value?: string];
+  const cases: { name: string; a: T[]; b: T[]; want: unknown }[] = [
+    { name: 'null list', a: [[0, 0]], b: [[0, 0]], want: null },
+    { name: 'empty list', a: [[0, 1]], b: [[0, 1]], want: [] },
+    { name: 'a null element', a: [[0, 2]], b: [[0, 2]], want: [null] },
+    { name: 'null fields', a: [[0, 3]], b: [[0, 3]], want: [{ a: null, b: null }] },
+    { name: 'an empty inner list', a: [[0, 4, 'x']], b: [[0, 4]], want: [{ a: 'x', b: [] }] },
+    {
+      name: 'values, a null inner element, two elements',
+      a: [[0, 4, 'x'], [1, 4, 'y']],
+      b: [[0, 6, 'p'], [2, 5], [2, 6, 'q'], [1, 3]],
+      want: [{ a: 'x', b: ['p', null, 'q'] }, { a: 'y', b: null }],
+    },
+  ];
+  it.each(cases)('$name', ({ a: ta, b: tb, want }) => {
+    const shape = (path: LogicalNode[], t: T[]) =>
+      shapeLeaf(path, t.map((x) => x[0]), t.map((x) => x[1]), t.map((x) => x[2]), 0, t.length, listLevels(path));
+    expect(merge(col, 0, [shape(pathA, ta), shape(pathB, tb)])).toEqual(want);
+  });
+
+  it('rejects a row that starts with a repetition', () => {
+    expect(() => shapeLeaf(pathA, [1], [4], ['x'], 0, 1)).toThrow(ParquetFormatError);
+  });
+});
+
+/** Every value of `columns` in row group `rg` as parquet-wasm + arrow-values.ts read them. */
+async function wasmValues(path: string, rg: number, columns: string[]): Promise<Map<string, unknown[]>> {
+  const f = await ParquetFile.fromFile(await openAsBlob(path));
+  const out = new Map<string, unknown[]>(columns.map((c) => [c, []]));
+  const stream = await f.stream({ rowGroups: [rg], columns, batchSize: 64 });
+  for await (const b of stream as unknown as AsyncIterable<{ intoIPCStream(): Uint8Array }>) {
+    for (const batch of tableFromIPC(b.intoIPCStream()).batches) {
+      for (const c of columns) {
+        const get = makeGetter(batch.data.children[batch.schema.fields.findIndex((fl) => fl.name === c)] as Data);
+        for (let i = 0; i < batch.numRows; i++) out.get(c)!.push(get(i));
+      }
+    }
+  }
+  return out;
+}
+
+type Duck = { run(sql: string): Promise<unknown> };
+let duck: Duck;
+beforeAll(async () => {
+  const { DuckDBInstance } = await import('@duckdb/node-api');
+  duck = (await (await DuckDBInstance.create(':memory:')).connect()) as unknown as Duck;
+});
+
+// Nulls at every level, empty lists, every scalar type the reader builds, long and non-ASCII strings.
+const NESTED_SQL = `
+  SELECT i::INTEGER AS i32,
+    CASE WHEN i % 7 = 3 THEN NULL ELSE i * 1000000007 END::BIGINT AS i64,
+    CASE WHEN i % 5 = 1 THEN NULL ELSE i / 3 END::DOUBLE AS f64,
+    (i / 4)::FLOAT AS f32,
+    CASE WHEN i % 6 = 2 THEN NULL ELSE i % 2 = 0 END AS flag,
+    CASE WHEN i % 9 = 4 THEN NULL ELSE 'row ' || i || repeat(' é☃😀', i % 4) END AS s,
+    CASE WHEN i % 11 = 5 THEN 'same' ELSE 'v' || (i % 3) END AS dict_s,
+    CASE
+      WHEN i % 10 = 0 THEN NULL
+      WHEN i % 10 = 1 THEN []
+      WHEN i % 10 = 2 THEN [NULL]
+      ELSE [
+        {'a': CASE WHEN i % 4 = 0 THEN NULL ELSE 'a' || i END,
+         'b': CASE WHEN i % 3 = 0 THEN NULL WHEN i % 3 = 1 THEN [] ELSE ['x', NULL, repeat('long ', i % 40)] END,
+         'c': {'d': i::BIGINT, 'e': CASE WHEN i % 2 = 0 THEN NULL ELSE i / 7 END::DOUBLE, 'f': i % 3 = 0}},
+        {'a': 'second', 'b': ['y'], 'c': NULL}
+      ]
+    END AS v
+  FROM range(0, 4500) t(i)`;
+const COLUMNS = ['i32', 'i64', 'f64', 'f32', 'flag', 's', 'dict_s', 'v'];
+
+describe('whole files written by DuckDB read like parquet-wasm reads them', () => {
+  it.each([
+    { name: 'zstd, row groups of 2048', opts: 'COMPRESSION zstd, ROW_GROUP_SIZE 2048' },
+    { name: 'uncompressed, row groups of 2048', opts: 'COMPRESSION uncompressed, ROW_GROUP_SIZE 2048' },
+  ])('$name: every row, and a subset of rows', async ({ name, opts }) => {
+    const path = join(dir, `${name.replace(/\W+/g, '-')}.parquet`);
+    await duck.run(`COPY (${NESTED_SQL}) TO '${path}' (FORMAT parquet, ${opts})`);
+    const groups = fileMeta(path).rowGroupRows.length;
+    expect(groups).toBeGreaterThan(1);
+    for (let g = 0; g < groups; g++) {
+      const want = await wasmValues(path, g, COLUMNS);
+      const all = readRowGroup(path, g, COLUMNS, null);
+      for (const c of COLUMNS) expect(all.get(c), `${c} of row group ${g}`).toEqual(want.get(c));
+      const rows = [0, 3, 4, 17, 50, 1999, 2047].filter((r) => r < want.get('i32')!.length);
+      const some = readRowGroup(path, g, ['v', 's'], rows);
+      expect(some.get('v')).toEqual(rows.map((r) => want.get('v')![r]));
+      expect(some.get('s')).toEqual(rows.map((r) => want.get('s')![r]));
+    }
+  }, 60_000);
+
+  it('the upstream fixtures: every column the miner reads', async () => {
+    for (const name of ['forks', 'sampling', 'labels', 'labels-float']) {
+      const path = join(ROOT, 'fixtures', `${name}.parquet`);
+      const cols = ['trajectory_id', 'instance_id', 'repo', 'resolved', 'trajectory', 'tools'];
+      const groups = fileMeta(path).rowGroupRows.length;
+      for (let g = 0; g < groups; g++) {
+        const want = await wasmValues(path, g, cols);
+        const got = readRowGroup(path, g, cols, null);
+        for (const c of cols) expect(got.get(c), `${name} ${c}`).toEqual(want.get(c));
+      }
+    }
+  }, 60_000);
+
+  it('names columns the way parquet-wasm classifies them (the metadata for files of 4 GiB and more)', async () => {
+    const path = join(ROOT, 'fixtures', 'forks.parquet');
+    const schema = tableFromIPC((await ParquetFile.fromFile(await openAsBlob(path))).schema().intoIPCStream()).schema;
+    const mine = fileMeta(path);
+    expect(mine.fields.map((f) => f.name)).toEqual(schema.fields.map((f) => f.name));
+    for (const f of schema.fields) {
+      const m = mine.fields.find((x) => x.name === f.name)!;
+      expect([m.name, m.isString, m.isLabel, m.isTrajectory]).toEqual([f.name, isStringType(f.type), isLabelType(f.type), isTrajectoryType(f.type)]);
+    }
+  });
+
+  it.each([
+    { name: 'DELTA_LENGTH_BYTE_ARRAY strings (PARQUET_VERSION v2)', opts: 'COMPRESSION zstd, PARQUET_VERSION v2' },
+    { name: 'snappy', opts: 'COMPRESSION snappy' },
+  ])('$name: Unsupported, so the worker falls back to parquet-wasm', async ({ name, opts }) => {
+    const path = join(dir, `${name.replace(/\W+/g, '-')}.parquet`);
+    await duck.run(`COPY (${NESTED_SQL}) TO '${path}' (FORMAT parquet, ${opts})`);
+    expect(() => readRowGroup(path, 0, ['s'], null)).toThrow(Unsupported);
+  });
+
+  it('a corrupt page is a corrupt-file error naming the file, row group and column', async () => {
+    const { readFileSync, writeFileSync } = await import('node:fs');
+    const path = join(dir, 'corrupt.parquet');
+    await duck.run(`COPY (${NESTED_SQL}) TO '${path}' (FORMAT parquet, COMPRESSION zstd)`);
+    const bytes = readFileSync(path);
+    // Garble the middle of the first column chunk (a zstd page of i32 values).
+    for (let k = 40; k < 60; k++) bytes[k] = 0xff;
+    writeFileSync(path, bytes);
+    let err: unknown;
+    try {
+      readRowGroup(path, 0, ['i32'], null);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(UserError);
+    expect((err as UserError).message).toMatch(/corrupt\.parquet: row group 0, column i32: corrupt parquet data/);
+  });
+});
