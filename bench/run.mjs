@@ -15,6 +15,7 @@
 // Results go to stdout and into bench/README.md between the bench:results markers (--no-readme: not).
 // Options: --file F (default bench/data/twin-67k.parquet; a file or a directory of parts) --file4x F --runs N (3) --runs4x N (= --runs)
 //          --workers 1,2 --threads 2 --duckdb-4x (also scan the 4x file) --no-warmup --no-readme
+//          --other-engines wasm,duckdb (reference rows: the miner with other --engine values) --runs-other N (1)
 //          --rss-guard GiB (14: a run whose process tree exceeds it is killed and reported as failed)
 import { parseArgs } from 'node:util';
 import { spawn } from 'node:child_process';
@@ -75,6 +76,8 @@ function parseCli(argv) {
       'no-readme': { type: 'boolean', default: false },
       'rss-guard': { type: 'string', default: '14' },
       'scan-child': { type: 'string' },
+      'other-engines': { type: 'string', default: '' },
+      'runs-other': { type: 'string', default: '1' },
     },
     strict: true,
   });
@@ -84,6 +87,7 @@ function parseCli(argv) {
     workers: values.workers.split(',').map(Number), threads: Number(values.threads),
     duckdb4x: values['duckdb-4x'], warmup: !values['no-warmup'], readme: !values['no-readme'],
     scanChild: values['scan-child'], rssGuard: Number(values['rss-guard']) * GiB,
+    otherEngines: values['other-engines'].split(',').filter(Boolean), runsOther: Number(values['runs-other']),
   };
 }
 
@@ -205,8 +209,8 @@ async function main() {
   cpSync(join(ROOT, 'package.json'), join(snap, 'package.json'));
   const snapBin = join(snap, 'bin', 'divergence-mine');
   const rel = (p) => (p.startsWith(`${ROOT}/`) ? relative(ROOT, p) : p);
-  const minerArgv = (file, w) => ['node', snapBin, 'mine', '--parquet', file, '--out', join(tmp, 'x.jsonl'), '--stats', join(tmp, 'stats.json'),
-    '--quiet', '--force', '--workers', String(w)];
+  const minerArgv = (file, w, engine) => ['node', snapBin, 'mine', '--parquet', file, '--out', join(tmp, 'x.jsonl'), '--stats', join(tmp, 'stats.json'),
+    '--quiet', '--force', '--workers', String(w), ...(engine ? ['--engine', engine] : [])];
   const duckArgv = (file) => ['node', join(HERE, 'run.mjs'), '--scan-child', file, '--threads', String(opt.threads)];
   const show = (argv) => argv.map((a) => (a === snapBin ? 'bin/divergence-mine' : a.startsWith(tmp) ? `<tmp>/${a.slice(tmp.length + 1)}` : a.startsWith(ROOT) ? rel(a) : a)).join(' ');
 
@@ -214,6 +218,9 @@ async function main() {
   const configs = [];
   for (const w of opt.workers) configs.push({ key: `miner-w${w}`, label: `miner --workers ${w}`, file: opt.file, argv: minerArgv(opt.file, w), runs: opt.runs });
   configs.push({ key: 'duckdb', label: `DuckDB scan (threads=${opt.threads})`, file: opt.file, argv: duckArgv(opt.file), runs: opt.runs });
+  // For reference, the other readers at the widest --workers (not part of the targets).
+  const wMax = Math.max(...opt.workers);
+  for (const e of opt.otherEngines) configs.push({ key: `engine-${e}-w${wMax}`, label: `miner --engine ${e} --workers ${wMax}`, file: opt.file, argv: minerArgv(opt.file, wMax, e), runs: opt.runsOther });
   if (opt.file4x) {
     for (const w of opt.workers) configs.push({ key: `miner-w${w}-4x`, label: `miner --workers ${w} (4x rows)`, file: opt.file4x, argv: minerArgv(opt.file4x, w), runs: opt.runs4x });
     if (opt.duckdb4x) configs.push({ key: 'duckdb-4x', label: `DuckDB scan (threads=${opt.threads}, 4x rows)`, file: opt.file4x, argv: duckArgv(opt.file4x), runs: opt.runs4x });

@@ -4,7 +4,7 @@ import { createHash, hash } from 'node:crypto';
 import { emitMessage } from './emit.js';
 import { BadValue, type NormaliseTally } from './normalise.js';
 import { normaliseTrajectory } from './memory.js';
-import { ROLE_CODES, type DecodedTrajectory } from './read/protocol.js';
+import { ROLE_CODES, type EncodedTrajectory } from './read/protocol.js';
 import { keyParts } from './sign.js';
 import { textActionsKeyParts } from './sources/text-actions.js';
 import type { SpillWriter } from './spill.js';
@@ -34,7 +34,7 @@ export function encodeTrajectory(
   tally: NormaliseTally,
   spill: SpillWriter,
   scheme: SignatureScheme = 'contract',
-): DecodedTrajectory {
+): EncodedTrajectory {
   const sign = scheme === 'text-actions' ? textActionsKeyParts : keyParts;
   let messages;
   const local: NormaliseTally = { malformed_arguments: 0, unknown_roles: 0 };

@@ -22,7 +22,7 @@ import { type DecodeResult, type Engine, type DecodedTrajectory, type IndexResul
 import { Indexer, type Selected, type SelectedInstance } from './select.js';
 import { continuation, type LossMessage } from './shapes/continuation.js';
 import { MESSAGES_CANDIDATES, SchemaError, detectSchema, mappedColumns, type ColumnMapping, type Detection, type SchemaOverrides } from './sources/schema.js';
-import { HEADER as SPILL_HEADER, SpillReader, decodeRecord } from './spill.js';
+import { HEADER as SPILL_HEADER, SpillReader, decodeRecord, readIndexBlock } from './spill.js';
 import type { EmittedMessage, PairRow } from './types.js';
 import { removeTemp, trackTemp } from './write/atomic.js';
 import { assistantTurn, walkInstance, type Walkable } from './walk.js';
@@ -84,34 +84,47 @@ export interface MineSummary {
 const ROLE_NAMES = ['system', 'user', 'assistant', 'tool', 'other'];
 
 class SpillTrajectory implements Walkable {
+  /** The index block's arrays, present only while the trajectory's instance is walked. */
+  private d: ReturnType<typeof readIndexBlock> | null = null;
   constructor(
     readonly trajectoryId: string,
     readonly repo: string | null,
-    private readonly d: DecodedTrajectory,
+    private readonly meta: DecodedTrajectory,
     readonly spillPath: string,
   ) {}
+  load(reader: SpillReader): this {
+    this.d ??= readIndexBlock(reader, this.spillPath, this.meta.block, this.meta.length);
+    return this;
+  }
+  unload(): void {
+    this.d = null;
+  }
+  private get a(): NonNullable<SpillTrajectory['d']> {
+    if (!this.d) throw new Error(`trajectory ${this.trajectoryId}: index block not loaded`);
+    return this.d;
+  }
   get length(): number {
-    return this.d.roles.length;
+    return this.meta.length;
   }
   role(i: number): string {
-    return ROLE_NAMES[this.d.roles[i]!]!;
+    return ROLE_NAMES[this.a.roles[i]!]!;
   }
   sameKey(i: number, other: SpillTrajectory): boolean {
-    const a = this.d.hashes;
-    const b = other.d.hashes;
+    const a = this.a.hashes;
+    const b = other.a.hashes;
     for (let k = i * HASH_BYTES, e = k + HASH_BYTES; k < e; k++) if (a[k] !== b[k]) return false;
     return true;
   }
   get tools(): string | null {
-    return this.d.tools ?? null;
+    return this.meta.tools ?? null;
   }
-  /** The emitted-JSON hash of message i (encode.ts). */
+  /** The emitted-form hash of message i (encode.ts). */
   emittedHash(i: number): Uint8Array {
-    return this.d.emitted.subarray(i * HASH_BYTES, (i + 1) * HASH_BYTES);
+    return this.a.emitted.subarray(i * HASH_BYTES, (i + 1) * HASH_BYTES);
   }
   /** Emitted messages 0..i (inclusive) read back from the spill. */
   messages(reader: SpillReader, upTo: number): EmittedMessage[] {
-    const o = this.d.offsets;
+    const o = this.a.offsets;
     const b = reader.readBytes(this.spillPath, o[0]!, o[upTo + 1]!);
     const out: EmittedMessage[] = [];
     let p = 0;
@@ -123,7 +136,7 @@ class SpillTrajectory implements Walkable {
     return out;
   }
   signature(reader: SpillReader, i: number): string {
-    const o = this.d.offsets;
+    const o = this.a.offsets;
     // The signature ends the record; its start follows from the header's field lengths.
     const h = reader.readBytes(this.spillPath, o[i]!, o[i]! + SPILL_HEADER);
     const start = o[i]! + SPILL_HEADER + h.readUInt32LE(2) + h.readUInt32LE(6) + h.readUInt32LE(10) + 4;
@@ -403,14 +416,16 @@ export async function minePairs(req: MineRequest, sink: (pair: MinedPair) => Pro
     // 4. walk, in instance order, and hand rows to the sink
     const cont = req.continuation === 'trajectory' ? { maxMessages: req.maxContinuationMessages, rows: new Map<PairRow, MinedContinuation>() } : null;
     for (const inst of instances) {
-      const side = (list: Selected<Loc>[]) => list.map((s) => decoded[keyOf.get(s)!]).filter((t): t is SpillTrajectory => t != null);
-      const rows = walkInstance(side(inst.resolved), side(inst.failed), opts, hooksFor(inst, reader, cont), counters);
+      const side = (list: Selected<Loc>[]) => list.map((s) => decoded[keyOf.get(s)!]?.load(reader)).filter((t): t is SpillTrajectory => t != null);
+      const [resolved, failed] = [side(inst.resolved), side(inst.failed)];
+      const rows = walkInstance(resolved, failed, opts, hooksFor(inst, reader, cont), counters);
       for (const row of rows) {
         const chosen = decoded[keyOf.get(inst.resolved.find((s) => s.trajectoryId === row.chosen_trajectory_id)!)!]!;
         const c = cont?.rows.get(row);
         await sink({ row, tools: chosen.tools, ...(c ? { continuation: c } : {}) });
       }
       cont?.rows.clear();
+      for (const t of [...resolved, ...failed]) t.unload();
     }
     assertIdentity(counters);
     return { counters, badRowsIndexPass, warnings, detection };

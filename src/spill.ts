@@ -74,6 +74,31 @@ export class SpillWriter {
     return this.pos;
   }
 
+  /**
+   * Append a trajectory's index block: offsets (n+1 float64, first so that they stay 8-byte aligned
+   * when read into a fresh buffer), roles (n), comparison-key hashes (16n), emitted hashes (16n).
+   * Returns the block's start.
+   */
+  appendIndexBlock(offsets: Float64Array, roles: Uint8Array, hashes: Uint8Array, emitted: Uint8Array): number {
+    const size = indexBlockBytes(roles.length);
+    if (this.used + size > this.buf.length) {
+      this.flush();
+      if (size > this.buf.length) this.buf = Buffer.allocUnsafe(size);
+    }
+    const start = this.pos;
+    const b = this.buf;
+    let p = this.used;
+    b.set(new Uint8Array(offsets.buffer, offsets.byteOffset, offsets.byteLength), p);
+    p += offsets.byteLength;
+    for (const part of [roles, hashes, emitted]) {
+      b.set(part, p);
+      p += part.length;
+    }
+    this.pos += p - this.used;
+    this.used = p;
+    return start;
+  }
+
   get offset(): number {
     return this.pos;
   }
@@ -149,4 +174,22 @@ export function decodeRecord(b: Buffer, p: number, roleNames: readonly string[])
       message = { role: roleNames[code]!, content: f0 };
   }
   return { message, end, signatureStart: q + 4 };
+}
+
+/** Bytes of the index block of an n-message trajectory. */
+export function indexBlockBytes(n: number): number {
+  return 8 * (n + 1) + 33 * n;
+}
+
+/** A trajectory's arrays read back from its index block. */
+export function readIndexBlock(reader: SpillReader, path: string, block: number, n: number): { offsets: Float64Array; roles: Uint8Array; hashes: Uint8Array; emitted: Uint8Array } {
+  // Copy into a fresh ArrayBuffer: a pooled Buffer may start at an offset a Float64Array cannot use.
+  const u8 = new Uint8Array(reader.readBytes(path, block, block + indexBlockBytes(n)));
+  const o = 8 * (n + 1);
+  return {
+    offsets: new Float64Array(u8.buffer, 0, n + 1),
+    roles: u8.subarray(o, o + n),
+    hashes: u8.subarray(o + n, o + 17 * n),
+    emitted: u8.subarray(o + 17 * n, o + 33 * n),
+  };
 }

@@ -68,17 +68,33 @@ export interface IndexResult {
 /** Role codes kept per message in the main thread. */
 export const ROLE_CODES = { system: 0, user: 1, assistant: 2, tool: 3, other: 4 } as const;
 
-export interface DecodedTrajectory {
+/** What encodeTrajectory (encode.ts) computes for one trajectory, in the worker. */
+export interface EncodedTrajectory {
   key: number;
   /** Set when the trajectory value is unusable (null, not a list, a bad message). */
   bad?: string;
   roles: Uint8Array;
   /** 16 bytes per message: truncated SHA-256 of the comparison key. */
   hashes: Uint8Array;
-  /** 16 bytes per message: truncated SHA-256 of its emitted JSON (the exact-duplicate check, mine.ts). */
+  /** 16 bytes per message: truncated SHA-256 of its emitted form (the exact-duplicate check, mine.ts). */
   emitted: Uint8Array;
   /** n+1 absolute offsets in the worker's spill file: message i's record (spill.ts) is [i, i+1). */
   offsets: Float64Array;
+  tools?: string | null;
+}
+
+/**
+ * What the main thread keeps of a trajectory: its arrays go to the spill as one block (spill.ts
+ * `appendIndexBlock`) and are read back only while its instance is walked, so memory does not
+ * grow with the number of messages.
+ */
+export interface DecodedTrajectory {
+  key: number;
+  bad?: string;
+  /** Number of messages. */
+  length: number;
+  /** Offset of the trajectory's index block in the worker's spill file. */
+  block: number;
   tools?: string | null;
 }
 

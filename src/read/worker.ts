@@ -11,7 +11,7 @@ import { mappedColumns, parseTools, toStandardRow, trajectoryIdOf, type ColumnMa
 import { SpillWriter } from '../spill.js';
 import { jsonlLines, parseJsonLine } from './jsonl-lines.js';
 import { isLabelType, isStringType, isTrajectoryType, makeGetter, type Getter } from './arrow-values.js';
-import type { DecodeResult, DecodedTrajectory, IndexResult, MetaResult, SampleResult, Task, WorkerReply } from './protocol.js';
+import type { DecodeResult, DecodedTrajectory, EncodedTrajectory, IndexResult, MetaResult, SampleResult, Task, WorkerReply } from './protocol.js';
 import { fileMeta, footer, readRows, Unsupported } from './pq/reader.js';
 
 interface WasmBatch {
@@ -137,6 +137,14 @@ function spillWriter(): SpillWriter {
   return (spill ??= new SpillWriter(spillPath));
 }
 
+/** The main thread's share of an encoded trajectory: its arrays go to the spill as an index block. */
+function toDecoded(t: EncodedTrajectory, w: SpillWriter): DecodedTrajectory {
+  const d: DecodedTrajectory = { key: t.key, length: t.roles.length, block: t.bad === undefined ? w.appendIndexBlock(t.offsets, t.roles, t.hashes, t.emitted) : -1 };
+  if (t.bad !== undefined) d.bad = t.bad;
+  if (t.tools !== undefined) d.tools = t.tools;
+  return d;
+}
+
 function toolsJson(v: unknown): string | null {
   if (v == null) return null;
   return typeof v === 'string' ? v : JSON.stringify(v);
@@ -220,7 +228,7 @@ async function decodeDuck(task: Extract<Task, { kind: 'decode' }>): Promise<Deco
         const tj = (tv.getItem(i) as string | null) ?? null;
         t.tools = tj === null || contractLayout(task.mapping, task.schema) ? tj : toolsText(JSON.parse(tj), task.mapping, task.schema);
       }
-      out.push(t);
+      out.push(toDecoded(t, w));
     }
   }
   w.flush();
@@ -246,7 +254,7 @@ function decodeJs(task: Extract<Task, { kind: 'decode' }>): DecodeResult | null 
     for (const [messages, tools] of readRows(task.path, task.rowGroup, columns, task.rows)) {
       const t = encodeTrajectory(task.keys[k]!, messagesValue(messages, task.mapping, task.schema), reasoning, tally, w, schemeOf(task.schema));
       if (withTools) t.tools = toolsText(tools, task.mapping, task.schema);
-      out.push(t);
+      out.push(toDecoded(t, w));
       k++;
     }
   } catch (e) {
@@ -284,7 +292,7 @@ async function decode(task: Extract<Task, { kind: 'decode' }>): Promise<DecodeRe
       const value = messagesValue(get(task.mapping.messages)(0), task.mapping, task.schema);
       const t = encodeTrajectory(task.keys[next]!, value, reasoning, tally, w, schemeOf(task.schema));
       if (withTools) t.tools = toolsText(get(task.mapping.tools!)(0), task.mapping, task.schema);
-      out.push(t);
+      out.push(toDecoded(t, w));
       next++;
     }
     wasmBatch.free();
@@ -338,7 +346,7 @@ async function decodeJsonl(task: Extract<Task, { kind: 'decode-jsonl' }>): Promi
     const t = encodeTrajectory(task.keys[next]!, messagesValue(o[m.messages], m, task.schema), reasoning, tally, w, schemeOf(task.schema));
     // The contract's layout reads `tools` / `repo` on every line, whatever the first line holds.
     if (task.withTools) t.tools = toolsText(m.tools ? o[m.tools] : contractLayout(m, task.schema) ? o.tools : null, m, task.schema);
-    out.push(t);
+    out.push(toDecoded(t, w));
     next++;
     rows++;
   }
@@ -427,11 +435,7 @@ async function run(task: Task): Promise<MetaResult | IndexResult | DecodeResult 
 parentPort!.on('message', (msg: { id: number; task: Task }) => {
   run(msg.task).then(
     (result) => {
-      const transfer: ArrayBuffer[] = [];
-      if ('trajectories' in result) {
-        for (const t of result.trajectories) transfer.push(t.roles.buffer as ArrayBuffer, t.hashes.buffer as ArrayBuffer, t.emitted.buffer as ArrayBuffer, t.offsets.buffer as ArrayBuffer);
-      }
-      parentPort!.postMessage({ id: msg.id, ok: true, result } satisfies WorkerReply, transfer);
+      parentPort!.postMessage({ id: msg.id, ok: true, result } satisfies WorkerReply);
     },
     (err: unknown) => parentPort!.postMessage({ id: msg.id, ok: false, error: toPayload(err) } satisfies WorkerReply),
   );
