@@ -11,7 +11,6 @@ export interface NormaliseTally {
 export class BadValue extends Error {}
 
 const LINE_END = /[\n\r\u2028\u2029]/g;
-const OTHER_LINE_END = /[\r\u2028\u2029]/;
 
 /** stripLineEndBlanks for a text whose only line terminator is \n. */
 function stripBeforeNewlines(s: string): string {
@@ -32,8 +31,8 @@ function stripBeforeNewlines(s: string): string {
 
 /** Remove spaces and tabs before every line terminator (those of a JavaScript `$` in multiline mode). */
 function stripLineEndBlanks(s: string): string {
-  // Most texts end lines with \n only: indexOf is much cheaper than a regex match per line.
-  if (!OTHER_LINE_END.test(s)) return stripBeforeNewlines(s);
+  // Most texts end lines with \n only: indexOf (a memchr) is much cheaper than a regex scan.
+  if (s.indexOf('\r') < 0 && s.indexOf('\u2028') < 0 && s.indexOf('\u2029') < 0) return stripBeforeNewlines(s);
   // A scan from each terminator backwards: linear, and ~10x faster than `/[ \t]+$/gm`, which
   // backtracks through every blank run not at a line end (pytest -v pads lines with ~900 spaces).
   let out = '';

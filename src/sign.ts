@@ -5,12 +5,22 @@ import type { Message, ToolCall } from './types.js';
 
 export const DEFAULT_REASONING_KEYS: readonly string[] = ['thought', 'reasoning', 'think'];
 
+const ARRAY_INDEX = /^(?:0|[1-9]\d*)$/;
+
 /** canon(arguments): stable JSON with the top-level reasoning keys removed. */
 export function canonArguments(args: unknown, reasoningKeys: ReadonlySet<string>): string {
   if (args !== null && typeof args === 'object' && !Array.isArray(args)) {
+    const keys = Object.keys(args).filter((k) => !reasoningKeys.has(k)).sort();
     const kept: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(args)) if (!reasoningKeys.has(k)) kept[k] = v;
-    return stableStringify(kept);
+    // Fast path, the usual tool call: flat values and no index-like key (V8 would list those first,
+    // out of sorted order). Native JSON.stringify then writes exactly what stableStringify would.
+    let flat = true;
+    for (const k of keys) {
+      const v = (args as Record<string, unknown>)[k];
+      if ((v !== null && typeof v === 'object') || ARRAY_INDEX.test(k) || (typeof v === 'number' && !Number.isFinite(v))) flat = false;
+      kept[k] = v;
+    }
+    return flat ? JSON.stringify(kept) : stableStringify(kept);
   }
   // `undefined` cannot occur (arguments default to null); stableStringify(null) is "null".
   return stableStringify(args) ?? 'null';

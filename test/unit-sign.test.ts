@@ -112,6 +112,10 @@ describe('canonArguments: stable JSON without top-level reasoning keys', () => {
     { name: 'a string argument', args: 'pwd', expected: '"pwd"' },
     { name: 'an array argument is not filtered', args: [{ thought: 'x' }], expected: '[{"thought":"x"}]' },
     { name: 'null', args: null, expected: 'null' },
+    // Index-like keys: JS objects list them first in numeric order, stable JSON sorts them as strings.
+    { name: 'index-like keys sort as strings', args: JSON.parse('{"2": "b", "10": "a", "x": 1}'), expected: '{"10":"a","2":"b","x":1}' },
+    { name: 'a key that only looks numeric stays in string order', args: JSON.parse('{"02": 1, "1.5": 2, "-1": 3}'), expected: '{"-1":3,"02":1,"1.5":2}' },
+    { name: 'escapes and lone surrogates as in JSON.stringify', args: JSON.parse('{"q": "a\\"b\\n\\ud800", "b": false}'), expected: '{"b":false,"q":"a\\"b\\n\\ud800"}' },
   ];
   it.each(cases)('$name', ({ args, keys, expected }) => {
     expect(canonArguments(args, keys ? new Set(keys) : DEFAULT)).toBe(expected);

@@ -57,8 +57,9 @@ export class JsonlSink<R = unknown> implements RowSink<R> {
   async writeLine(json: string): Promise<void> {
     if (this.broken) throw new BrokenPipe();
     if (this.failure) throw this.failure;
-    const line = json + '\n';
-    this.bytes += Buffer.byteLength(line);
+    // One UTF-8 conversion: the stream would encode the string anyway, and the size falls out.
+    const line = Buffer.from(json + '\n', 'utf8');
+    this.bytes += line.length;
     if (!this.out.write(line)) {
       await writable(this.out);
       if (this.broken) throw new BrokenPipe();

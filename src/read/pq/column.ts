@@ -25,15 +25,18 @@ class Window {
   end = 0;
   consumed = 0;
   private eof = false;
+  /** `total`: the body's decompressed size per its page header; no read may go past it. */
   constructor(
     private readonly inf: Inflater,
-    capacity: number,
+    private readonly total: number,
   ) {
-    this.buf = Buffer.allocUnsafe(capacity);
+    this.buf = Buffer.allocUnsafe(Math.min(total + 1, 1 << 20));
   }
   /** Make `n` bytes available at `pos`; false when the body ends first. */
   ensure(n: number): boolean {
     if (this.end - this.pos >= n) return true;
+    // A length past the page's declared size is corrupt: refuse it before allocating for it.
+    if (this.consumed + n > this.total) return false;
     if (this.pos > 0) {
       this.buf.copy(this.buf, 0, this.pos, this.end);
       this.end -= this.pos;
@@ -69,6 +72,10 @@ class Window {
       this.advance(k);
       n -= k;
     }
+  }
+  /** Bytes of the body not yet consumed. */
+  rest(): number {
+    return this.total - this.consumed;
   }
   u32(what: string): number {
     this.need(4, what);
@@ -238,7 +245,7 @@ function readDictionary(leaf: LeafColumn, codec: number, body: Uint8Array, h: Th
   const enc = optNum(dh, 2) ?? ENC.PLAIN;
   if (enc !== ENC.PLAIN && enc !== ENC.PLAIN_DICTIONARY) throw new Unsupported(`dictionary encoding ${enc}`);
   if (leaf.kind === 'boolean') throw new Unsupported('boolean dictionary');
-  const w = new Window(inflater(codec, body), Math.min(num(h, 2, 'uncompressed size'), MAX_PAGE) + 1);
+  const w = new Window(inflater(codec, body), num(h, 2, 'uncompressed size'));
   const read = plainReader(leaf);
   const out: unknown[] = [];
   for (let i = 0; i < n; i++) out.push(read(w, true));
@@ -289,7 +296,7 @@ export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: Lea
       encoding = num(dh, 2, 'page encoding');
       if (leaf.maxRep > 0 && (optNum(dh, 4) ?? ENC.RLE) !== ENC.RLE) throw new Unsupported('BIT_PACKED repetition levels');
       if (leaf.maxDef > 0 && (optNum(dh, 3) ?? ENC.RLE) !== ENC.RLE) throw new Unsupported('BIT_PACKED definition levels');
-      w = new Window(inflater(codec, file.body(compressed)), Math.min(uncompressed + 1, 1 << 20));
+      w = new Window(inflater(codec, file.body(compressed)), uncompressed);
       if (leaf.maxRep > 0) {
         const len = w.u32('repetition levels');
         w.need(len, 'repetition levels');
@@ -326,7 +333,7 @@ export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: Lea
       if (leaf.maxDef > 0) decodeHybrid(body.subarray(repLen, repLen + defLen), defWidth, numValues, (defs = new Uint8Array(numValues)));
       const values = body.subarray(repLen + defLen);
       const isCompressed = h[8] !== undefined && (struct(h, 8)![7] ?? true) !== false;
-      w = new Window(inflater(isCompressed ? codec : 0, values), Math.min(uncompressed + 1, 1 << 20));
+      w = new Window(inflater(isCompressed ? codec : 0, values), uncompressed - repLen - defLen);
     }
     seen += numValues;
     const maxDef = leaf.maxDef;
@@ -343,8 +350,8 @@ export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: Lea
         w.need(1, 'the index bit width');
         const width = w.buf[w.pos]!;
         w.advance(1);
-        let len = 0;
-        while (w.ensure(len + 1)) len = w.end - w.pos; // the indices run to the end of the page
+        const len = w.rest(); // the indices run to the end of the page
+        w.need(len, 'dictionary indices');
         decodeHybrid(w.buf.subarray(w.pos, w.pos + len), width, present, indices);
         w.advance(len);
       }
