@@ -235,3 +235,122 @@ describe('whole files written by DuckDB read like parquet-wasm reads them', () =
     expect((err as UserError).message).toMatch(/corrupt\.parquet: row group 0, column i32: corrupt parquet data/);
   });
 });
+
+// --- a hand-made file whose rows span pages ------------------------------------------------------
+// Writers may cut v1 pages inside a record (parquet-cpp does unless told otherwise); DuckDB and
+// parquet-rs never do, so this file is written here, byte by byte: one column
+// `v: optional list<optional string>`, uncompressed v1 pages, PLAIN values, RLE levels.
+
+/** Thrift compact encoding of the few shapes a footer and a page header need. */
+type TV = { i32: number } | { i64: number } | { bin: string } | { list: TV[]; et: number } | { struct: [number, TV][] };
+function thrift(fields: [number, TV][]): number[] {
+  const out: number[] = [];
+  const varint = (n: number) => {
+    for (; n >= 0x80; n = Math.floor(n / 128)) out.push((n % 128) | 0x80);
+    out.push(n);
+  };
+  const zz = (n: number) => varint(n >= 0 ? 2 * n : -2 * n - 1);
+  const typeOf = (v: TV) => ('i32' in v ? 5 : 'i64' in v ? 6 : 'bin' in v ? 8 : 'list' in v ? 9 : 12);
+  const value = (v: TV) => {
+    if ('i32' in v) zz(v.i32);
+    else if ('i64' in v) zz(v.i64);
+    else if ('bin' in v) {
+      const b = Buffer.from(v.bin);
+      varint(b.length);
+      out.push(...b);
+    } else if ('list' in v) {
+      out.push((Math.min(v.list.length, 15) << 4) | v.et);
+      if (v.list.length >= 15) varint(v.list.length);
+      v.list.forEach(value);
+    } else struct(v.struct);
+  };
+  const struct = (fs: [number, TV][]) => {
+    let last = 0;
+    for (const [id, v] of fs) {
+      out.push(((id - last) << 4) | typeOf(v));
+      last = id;
+      value(v);
+    }
+    out.push(0);
+  };
+  struct(fields);
+  return out;
+}
+
+/** One uncompressed v1 data page of triples (rep, def, value?): levels as RLE runs of one. */
+function dataPage(triples: [number, number, string?][]): number[] {
+  const levels = (pick: (t: [number, number, string?]) => number) => {
+    const runs = triples.flatMap((t) => [2, pick(t)]);
+    const len = Buffer.alloc(4);
+    len.writeUInt32LE(runs.length);
+    return [...len, ...runs];
+  };
+  const values = triples.filter((t) => t[2] !== undefined).flatMap((t) => {
+    const b = Buffer.from(t[2]!);
+    const len = Buffer.alloc(4);
+    len.writeUInt32LE(b.length);
+    return [...len, ...b];
+  });
+  const body = [...levels((t) => t[0]), ...levels((t) => t[1]), ...values];
+  const header = thrift([
+    [1, { i32: 0 }],
+    [2, { i32: body.length }],
+    [3, { i32: body.length }],
+    [5, { struct: [[1, { i32: triples.length }], [2, { i32: 0 }], [3, { i32: 3 }], [4, { i32: 3 }]] }],
+  ]);
+  return [...header, ...body];
+}
+
+describe('rows that span pages (hand-made v1 file)', () => {
+  const ROWS = [['a', null, 'b'], null, [], ['c'], [null], ['d', 'e', 'f', 'g']];
+  // Pages cut inside row 0 and inside row 5.
+  const PAGES: [number, number, string?][][] = [
+    [[0, 3, 'a'], [1, 2]],
+    [[1, 3, 'b'], [0, 0], [0, 1], [0, 3, 'c'], [0, 2], [0, 3, 'd'], [1, 3, 'e']],
+    [[1, 3, 'f'], [1, 3, 'g']],
+  ];
+  const path = join(dir, 'spanning.parquet');
+  beforeAll(async () => {
+    const { writeFileSync } = await import('node:fs');
+    const chunk = PAGES.flatMap(dataPage);
+    const numValues = PAGES.reduce((s, p) => s + p.length, 0);
+    const footerBytes = thrift([
+      [1, { i32: 1 }],
+      [2, { list: [
+        { struct: [[4, { bin: 'schema' }], [5, { i32: 1 }]] },
+        { struct: [[3, { i32: 1 }], [4, { bin: 'v' }], [5, { i32: 1 }], [6, { i32: 3 }]] },
+        { struct: [[3, { i32: 2 }], [4, { bin: 'list' }], [5, { i32: 1 }]] },
+        { struct: [[1, { i32: 6 }], [3, { i32: 1 }], [4, { bin: 'element' }], [6, { i32: 0 }]] },
+      ], et: 12 }],
+      [3, { i64: ROWS.length }],
+      [4, { list: [{ struct: [
+        [1, { list: [{ struct: [
+          [2, { i64: 4 }],
+          [3, { struct: [
+            [1, { i32: 6 }], [2, { list: [{ i32: 0 }, { i32: 3 }], et: 5 }], [3, { list: [{ bin: 'v' }, { bin: 'list' }, { bin: 'element' }], et: 8 }],
+            [4, { i32: 0 }], [5, { i64: numValues }], [6, { i64: chunk.length }], [7, { i64: chunk.length }], [9, { i64: 4 }],
+          ] }],
+        ] }], et: 12 }],
+        [2, { i64: chunk.length }],
+        [3, { i64: ROWS.length }],
+      ] }], et: 12 }],
+    ]);
+    const len = Buffer.alloc(4);
+    len.writeUInt32LE(footerBytes.length);
+    writeFileSync(path, Buffer.from([...Buffer.from('PAR1'), ...chunk, ...footerBytes, ...len, ...Buffer.from('PAR1')]));
+  });
+
+  it('parquet-wasm reads the file as written (the file is valid)', async () => {
+    expect((await wasmValues(path, 0, ['v'])).get('v')).toEqual(ROWS);
+  });
+
+  it.each([
+    { rows: null, want: ROWS },
+    { rows: [0], want: [ROWS[0]] },
+    { rows: [5], want: [ROWS[5]] },
+    { rows: [0, 3, 5], want: [ROWS[0], ROWS[3], ROWS[5]] },
+    { rows: [1, 2, 4], want: [ROWS[1], ROWS[2], ROWS[4]] },
+  ])('our reader, rows $rows', ({ rows, want }) => {
+    expect(readRowGroup(path, 0, ['v'], rows).get('v')).toEqual(want);
+  });
+});
