@@ -12,35 +12,25 @@ export class BadValue extends Error {}
 
 const LINE_END = /[\n\r\u2028\u2029]/g;
 
-/** stripLineEndBlanks for a text whose only line terminator is \n. */
-function stripBeforeNewlines(s: string): string {
-  let out = '';
-  let copied = 0;
-  let lineStart = 0;
-  for (let end = s.indexOf('\n'); end !== -1; end = s.indexOf('\n', end + 1)) {
-    let k = end;
-    for (let c = s.charCodeAt(k - 1); k > lineStart && (c === 32 || c === 9); c = s.charCodeAt(--k - 1));
-    if (k < end) {
-      out += s.slice(copied, k);
-      copied = end;
-    }
-    lineStart = end + 1;
-  }
-  return copied === 0 ? s : out + s.slice(copied);
-}
+/** The next line terminator at or after `from`, or -1. */
+type NextEnd = (s: string, from: number) => number;
+const nextNewline: NextEnd = (s, from) => s.indexOf('\n', from);
+const nextAnyEnd: NextEnd = (s, from) => {
+  LINE_END.lastIndex = from;
+  const m = LINE_END.exec(s);
+  return m ? m.index : -1;
+};
 
 /** Remove spaces and tabs before every line terminator (those of a JavaScript `$` in multiline mode). */
 function stripLineEndBlanks(s: string): string {
   // Most texts end lines with \n only: indexOf (a memchr) is much cheaper than a regex scan.
-  if (s.indexOf('\r') < 0 && s.indexOf('\u2028') < 0 && s.indexOf('\u2029') < 0) return stripBeforeNewlines(s);
+  const next = s.indexOf('\r') < 0 && s.indexOf('\u2028') < 0 && s.indexOf('\u2029') < 0 ? nextNewline : nextAnyEnd;
   // A scan from each terminator backwards: linear, and ~10x faster than `/[ \t]+$/gm`, which
   // backtracks through every blank run not at a line end (pytest -v pads lines with ~900 spaces).
   let out = '';
   let copied = 0;
   let lineStart = 0;
-  LINE_END.lastIndex = 0;
-  for (let m = LINE_END.exec(s); m !== null; m = LINE_END.exec(s)) {
-    const end = m.index;
+  for (let end = next(s, 0); end !== -1; end = next(s, end + 1)) {
     let k = end;
     for (let c = s.charCodeAt(k - 1); k > lineStart && (c === 32 || c === 9); c = s.charCodeAt(--k - 1));
     if (k < end) {

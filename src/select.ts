@@ -46,7 +46,9 @@ function requiredString(v: unknown): string | null {
 
 export class Indexer<L> {
   private readonly seen = new Set<string>();
-  private readonly groups = new Map<string, { resolved: Selected<L>[]; failed: Selected<L>[] }>();
+  private readonly groups = new Map<string, { instanceId: string; resolved: Selected<L>[]; failed: Selected<L>[] }>();
+  /** One string per repository: rows share it (memory per row matters at 4x the real file). */
+  private readonly repos = new Map<string, string>();
   readonly counters: Counters = emptyCounters();
 
   constructor(private readonly opts: SelectOptions) {}
@@ -77,14 +79,15 @@ export class Indexer<L> {
       return;
     }
     let g = this.groups.get(instance);
-    if (!g) this.groups.set(instance, (g = { resolved: [], failed: [] }));
-    const sel: Selected<L> = {
-      trajectoryId: id,
-      instanceId: instance,
-      repo: (rec.repo as string | null) ?? null,
-      rank: rankKey(this.opts.seed, id),
-      loc: rec.loc,
-    };
+    if (!g) this.groups.set(instance, (g = { instanceId: instance, resolved: [], failed: [] }));
+    let repo = (rec.repo as string | null) ?? null;
+    if (repo !== null) {
+      const known = this.repos.get(repo);
+      if (known === undefined) this.repos.set(repo, repo);
+      else repo = known;
+    }
+    // The rank is computed in finish(), for eligible instances only (most rows never need one).
+    const sel: Selected<L> = { trajectoryId: id, instanceId: g.instanceId, repo, rank: '', loc: rec.loc };
     (label === 'resolved' ? g.resolved : g.failed).push(sel);
   }
 
@@ -98,6 +101,7 @@ export class Indexer<L> {
       const g = this.groups.get(instanceId)!;
       if (g.resolved.length === 0 || g.failed.length === 0) continue;
       c.eligible_instances++;
+      for (const x of [...g.resolved, ...g.failed]) x.rank = rankKey(this.opts.seed, x.trajectoryId);
       const resolved = pickRanked(g.resolved, this.opts.maxPerSide);
       const failed = pickRanked(g.failed, this.opts.maxPerSide);
       c.trajectories_extracted += resolved.length + failed.length;

@@ -110,16 +110,22 @@ export function decodeHybrid(bytes: Uint8Array, width: number, count: number, ou
     if (h % 2 === 1) {
       const groups = (h - 1) / 2;
       const n = Math.min(groups * 8, count - k);
+      if (p + Math.ceil((n * width) / 8) > bytes.length) throw new ParquetFormatError('bit-packed run past the end');
       // LSB-first bit packing.
       let bitPos = p * 8;
-      for (let j = 0; j < n; j++) {
-        let v = 0;
-        for (let b = 0; b < width; b++, bitPos++) {
-          const byte = bytes[bitPos >> 3];
-          if (byte === undefined) throw new ParquetFormatError('bit-packed run past the end');
-          v |= ((byte >> (bitPos & 7)) & 1) << b;
+      if (width <= 24) {
+        // Up to 24 bits at any bit offset fit in the 32 bits read from 4 bytes (missing bytes read as 0).
+        for (let j = 0; j < n; j++, bitPos += width) {
+          const b = bitPos >> 3;
+          const w32 = bytes[b]! | ((bytes[b + 1] ?? 0) << 8) | ((bytes[b + 2] ?? 0) << 16) | ((bytes[b + 3] ?? 0) << 24);
+          out[k++] = (w32 >>> (bitPos & 7)) & mask;
         }
-        out[k++] = v >>> 0;
+      } else {
+        for (let j = 0; j < n; j++) {
+          let v = 0;
+          for (let b = 0; b < width; b++, bitPos++) v += ((bytes[bitPos >> 3]! >> (bitPos & 7)) & 1) * 2 ** b;
+          out[k++] = v;
+        }
       }
       p += groups * width;
     } else {
@@ -135,6 +141,15 @@ export function decodeHybrid(bytes: Uint8Array, width: number, count: number, ou
     }
   }
 }
+
+/** Fixed-width plain values: byte size and reader. */
+const FIXED: Record<'int32' | 'int64' | 'float' | 'double', [number, (b: Buffer, p: number) => number]> = {
+  int32: [4, (b, p) => b.readInt32LE(p)],
+  // Arrow hands int64 over as BigInt and the Arrow reader turns it into a double the same way.
+  int64: [8, (b, p) => Number(b.readBigInt64LE(p))],
+  float: [4, (b, p) => b.readFloatLE(p)],
+  double: [8, (b, p) => b.readDoubleLE(p)],
+};
 
 /** Reads one value of a plain-encoded page from the window, or skips it. */
 type PlainReader = (w: Window, keep: boolean) => unknown;
@@ -154,36 +169,19 @@ function plainReader(leaf: LeafColumn): PlainReader {
         return s;
       };
     case 'int32':
-      return (w) => {
-        w.need(4, 'an int32');
-        const v = w.buf.readInt32LE(w.pos);
-        w.advance(4);
-        return v;
-      };
     case 'int64':
-      return (w) => {
-        w.need(8, 'an int64');
-        // Arrow hands int64 over as BigInt and the Arrow reader turns it into a double the same way.
-        const v = Number(w.buf.readBigInt64LE(w.pos));
-        w.advance(8);
-        return v;
-      };
     case 'float':
+    case 'double': {
+      const [size, read] = FIXED[leaf.kind];
       return (w) => {
-        w.need(4, 'a float');
-        const v = w.buf.readFloatLE(w.pos);
-        w.advance(4);
+        w.need(size, `a ${leaf.kind}`);
+        const v = read(w.buf, w.pos);
+        w.advance(size);
         return v;
       };
-    case 'double':
-      return (w) => {
-        w.need(8, 'a double');
-        const v = w.buf.readDoubleLE(w.pos);
-        w.advance(8);
-        return v;
-      };
+    }
     case 'boolean':
-      throw new Error('booleans are read bit by bit (readPage)');
+      throw new Error('booleans are read bit by bit (leafRows)');
   }
 }
 
@@ -270,6 +268,7 @@ export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: Lea
   let keep = false;
   let seen = 0;
   const plain = leaf.kind === 'boolean' ? null : plainReader(leaf);
+  const skipString = leaf.kind === 'string';
   outer: while (!file.done && seen < chunk.numValues) {
     const h = file.header();
     const type = num(h, 1, 'page type');
@@ -385,6 +384,15 @@ export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: Lea
             if (ix >= dict!.length) throw new ParquetFormatError('dictionary index out of range');
             v = dict![ix];
           }
+        } else if (skipString && !keep) {
+          // The common case, inlined: the length and bytes of a value nobody wants.
+          let len: number;
+          if (w.end - w.pos >= 4) {
+            len = w.buf.readUInt32LE(w.pos);
+            w.advance(4);
+          } else len = w.u32('a string length');
+          if (w.end - w.pos >= len) w.advance(len);
+          else w.skip(len);
         } else if (plain) {
           v = plain(w, keep);
         } else {
