@@ -5,27 +5,25 @@
 //   4. walk    (walk.ts) instance by instance in order, rows rebuilt from the spill
 //   5. write   (write/*) JSONL or parquet through a temporary file
 // Output depends only on the input and options, never on the number of workers or timing.
-import { createHash } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { assertIdentity, type Counters } from './counters.js';
-import { makeRow } from './emit.js';
-import { HASH_BYTES } from './encode.js';
 import { ExitCode, UserError } from './errors.js';
 import type { MiningOptions } from './options.js';
 import { partitionOf, type Partition } from './partition.js';
 import { silentProgress, type ProgressSink } from './progress.js';
 import { checkParquetMagic, type InputFile } from './read/inputs.js';
 import { Pool } from './read/pool.js';
-import { type DecodeResult, type Engine, type DecodedTrajectory, type IndexResult, type MetaResult, type SampleResult, type Task } from './read/protocol.js';
-import { Indexer, type Selected, type SelectedInstance } from './select.js';
-import { continuation, type LossMessage } from './shapes/continuation.js';
+import { type DecodeResult, type Engine, type IndexResult, type MetaResult, type SampleResult, type Task } from './read/protocol.js';
+import { Indexer, type Selected } from './select.js';
 import { MESSAGES_CANDIDATES, SchemaError, detectSchema, mappedColumns, type ColumnMapping, type Detection, type SchemaOverrides } from './sources/schema.js';
-import { HEADER as SPILL_HEADER, SpillReader, decodeRecord, readIndexBlock } from './spill.js';
-import type { EmittedMessage, PairRow } from './types.js';
+import { SpillReader } from './spill.js';
+import { SpillTrajectory, hooksFor } from './spill-walk.js';
+import { EarlyWalk } from './early-walk.js';
+import type { PairRow } from './types.js';
 import { removeTemp, trackTemp } from './write/atomic.js';
-import { assistantTurn, walkInstance, type Walkable } from './walk.js';
+import { walkInstance } from './walk.js';
 
 export interface Loc {
   input: number;
@@ -52,17 +50,18 @@ export interface MineRequest {
   onSchema?: (d: Detection) => void;
   /** Issue 7.2: `trajectory` also reads each side from the divergence to its end (shapes/continuation.ts). */
   continuation?: 'action' | 'trajectory';
+  /**
+   * Fast path for the contract's own JSONL rows: when set (and continuation is 'action'), the workers
+   * walk and serialise, and the rows arrive here as JSONL bytes (JSON.stringify of each row, one per
+   * line), in the same order; the pair callback is not called.
+   */
+  jsonl?: (bytes: Uint8Array) => Promise<void>;
   /** `--max-continuation-messages`: whole turns, at most this many messages (continuation.ts). */
   maxContinuationMessages?: number;
 }
 
-/** `--continuation trajectory`: both sides from the divergence on, with loss flags. */
-export interface MinedContinuation {
-  chosen: LossMessage[];
-  rejected: LossMessage[];
-  /** Both sides reach the end of their trajectories (not cut by maxContinuationMessages). */
-  complete: boolean;
-}
+export type { MinedContinuation } from './spill-walk.js';
+import type { MinedContinuation } from './spill-walk.js';
 
 /** What the walk hands to the writer: the row plus what other shapes may need. */
 export interface MinedPair {
@@ -79,69 +78,6 @@ export interface MineSummary {
   warnings: string[];
   /** The schema and columns of the first input (issue 7). */
   detection: Detection;
-}
-
-const ROLE_NAMES = ['system', 'user', 'assistant', 'tool', 'other'];
-
-class SpillTrajectory implements Walkable {
-  /** The index block's arrays, present only while the trajectory's instance is walked. */
-  private d: ReturnType<typeof readIndexBlock> | null = null;
-  constructor(
-    readonly trajectoryId: string,
-    readonly repo: string | null,
-    private readonly meta: DecodedTrajectory,
-    readonly spillPath: string,
-  ) {}
-  load(reader: SpillReader): this {
-    this.d ??= readIndexBlock(reader, this.spillPath, this.meta.block, this.meta.length);
-    return this;
-  }
-  unload(): void {
-    this.d = null;
-  }
-  private get a(): NonNullable<SpillTrajectory['d']> {
-    if (!this.d) throw new Error(`trajectory ${this.trajectoryId}: index block not loaded`);
-    return this.d;
-  }
-  get length(): number {
-    return this.meta.length;
-  }
-  role(i: number): string {
-    return ROLE_NAMES[this.a.roles[i]!]!;
-  }
-  sameKey(i: number, other: SpillTrajectory): boolean {
-    const a = this.a.hashes;
-    const b = other.a.hashes;
-    for (let k = i * HASH_BYTES, e = k + HASH_BYTES; k < e; k++) if (a[k] !== b[k]) return false;
-    return true;
-  }
-  get tools(): string | null {
-    return this.meta.tools ?? null;
-  }
-  /** The emitted-form hash of message i (encode.ts). */
-  emittedHash(i: number): Uint8Array {
-    return this.a.emitted.subarray(i * HASH_BYTES, (i + 1) * HASH_BYTES);
-  }
-  /** Emitted messages 0..i (inclusive) read back from the spill. */
-  messages(reader: SpillReader, upTo: number): EmittedMessage[] {
-    const o = this.a.offsets;
-    const b = reader.readBytes(this.spillPath, o[0]!, o[upTo + 1]!);
-    const out: EmittedMessage[] = [];
-    let p = 0;
-    for (let j = 0; j <= upTo; j++) {
-      const r = decodeRecord(b, p, ROLE_NAMES);
-      out.push(r.message);
-      p = r.end;
-    }
-    return out;
-  }
-  signature(reader: SpillReader, i: number): string {
-    const o = this.a.offsets;
-    // The signature ends the record; its start follows from the header's field lengths.
-    const h = reader.readBytes(this.spillPath, o[i]!, o[i]! + SPILL_HEADER);
-    const start = o[i]! + SPILL_HEADER + h.readUInt32LE(2) + h.readUInt32LE(6) + h.readUInt32LE(10) + 4;
-    return reader.read(this.spillPath, start, o[i + 1]!);
-  }
 }
 
 const REQUIRED = ['trajectory_id', 'instance_id', 'resolved', 'trajectory'] as const;
@@ -235,6 +171,7 @@ export async function minePairs(req: MineRequest, sink: (pair: MinedPair) => Pro
   trackTemp(spillDir);
   const pool = new Pool(Math.max(1, req.workers), spillDir);
   const reader = new SpillReader();
+  let early: EarlyWalk | null = null;
   try {
     // 1. metadata of every parquet input
     const rawMetas = await Promise.all(
@@ -390,6 +327,26 @@ export async function minePairs(req: MineRequest, sink: (pair: MinedPair) => Pro
     progress.phase('decode', decodeTasks.length, decodeTasks.reduce((a, t) => a + t.rows, 0));
     const decoded = new Array<SpillTrajectory | null>(selected.length).fill(null);
     const bad = new Map<number, string>();
+    const cont = req.continuation === 'trajectory' ? { maxMessages: req.maxContinuationMessages, rows: new Map<PairRow, MinedContinuation>() } : null;
+    const refs = (list: Selected<Loc>[]) => list.map((s) => decoded[keyOf.get(s)!]).filter((t): t is SpillTrajectory => t != null);
+    // The contract's JSONL rows: walked in the workers while decoding goes on (early-walk.ts).
+    const instanceOf = new Int32Array(selected.length);
+    if (req.jsonl && !cont) {
+      instances.forEach((inst, i) => {
+        for (const s of [...inst.resolved, ...inst.failed]) instanceOf[keyOf.get(s)!] = i;
+      });
+      early = new EarlyWalk(
+        pool,
+        instances.map((inst) => inst.resolved.length + inst.failed.length),
+        (i) => {
+          const inst = instances[i]!;
+          return { instanceId: inst.instanceId, resolved: refs(inst.resolved).map((t) => t.ref()), failed: refs(inst.failed).map((t) => t.ref()) };
+        },
+        { minSimilaritySkip: opts.minSimilaritySkip, maxPairsPerInstance: opts.maxPairsPerInstance },
+        counters,
+        join(spillDir, 'rows.jsonl'),
+      );
+    }
     await Promise.all(
       decodeTasks.map(async ({ task, rows }) => {
         const r = await pool.run<DecodeResult>(task);
@@ -399,7 +356,9 @@ export async function minePairs(req: MineRequest, sink: (pair: MinedPair) => Pro
           const s = selected[t.key]!;
           if (t.bad !== undefined) bad.set(t.key, t.bad);
           else decoded[t.key] = new SpillTrajectory(s.trajectoryId, s.repo, t, pool.spillPath(r.spill));
+          early?.done(instanceOf[t.key]!);
         }
+        early?.dispatch();
         progress.advance(1, rows);
       }),
     );
@@ -411,13 +370,16 @@ export async function minePairs(req: MineRequest, sink: (pair: MinedPair) => Pro
       if (!opts.skipBadRows) throw new UserError(`${where}: trajectory ${s.trajectoryId}: ${why} (use --skip-bad-rows to count and skip such rows)`, ExitCode.badValue);
       counters.bad_rows++;
     }
-    await pool.close();
-
     // 4. walk, in instance order, and hand rows to the sink
-    const cont = req.continuation === 'trajectory' ? { maxMessages: req.maxContinuationMessages, rows: new Map<PairRow, MinedContinuation>() } : null;
+    if (early) {
+      await early.finish(req.jsonl!);
+      assertIdentity(counters);
+      return { counters, badRowsIndexPass, warnings, detection };
+    }
+    // Other layouts need the pair objects here: free the workers' memory and walk in this thread.
+    await pool.close();
     for (const inst of instances) {
-      const side = (list: Selected<Loc>[]) => list.map((s) => decoded[keyOf.get(s)!]?.load(reader)).filter((t): t is SpillTrajectory => t != null);
-      const [resolved, failed] = [side(inst.resolved), side(inst.failed)];
+      const [resolved, failed] = [refs(inst.resolved).map((t) => t.load(reader)), refs(inst.failed).map((t) => t.load(reader))];
       const rows = walkInstance(resolved, failed, opts, hooksFor(inst, reader, cont), counters);
       for (const row of rows) {
         const chosen = decoded[keyOf.get(inst.resolved.find((s) => s.trajectoryId === row.chosen_trajectory_id)!)!]!;
@@ -431,48 +393,10 @@ export async function minePairs(req: MineRequest, sink: (pair: MinedPair) => Pro
     return { counters, badRowsIndexPass, warnings, detection };
   } finally {
     await pool.close();
+    early?.close();
     reader.close();
     removeTemp(spillDir);
   }
-}
-
-/**
- * `cont` (--continuation trajectory): also read both sides to their end and keep the continuations
- * beside the row. The row itself, and so the exact-duplicate key and every counter, stays the
- * action-level one of the contract: only the emitted payload differs.
- */
-function hooksFor(inst: SelectedInstance<Loc>, reader: SpillReader, cont: { maxMessages: number | undefined; rows: Map<PairRow, MinedContinuation> } | null) {
-  return {
-    signature: (t: SpillTrajectory, i: number) => t.signature(reader, i),
-    // Contract 5.4 compares stable JSON of prompt, chosen and rejected; an emitted message's JSON is
-    // canonical (emit.ts), so the sequence of their hashes is an equivalent key without reading the spill.
-    dedupeKey: (r: SpillTrajectory, f: SpillTrajectory, i: number) => {
-      const h = createHash('sha256');
-      for (let j = 0; j <= i; j++) h.update(r.emittedHash(j));
-      h.update(f.emittedHash(i));
-      return h.digest('base64');
-    },
-    buildRow: (r: SpillTrajectory, f: SpillTrajectory, i: number, similarity: number) => {
-      const rm = r.messages(reader, cont ? r.length - 1 : i);
-      const fm = f.messages(reader, cont ? f.length - 1 : i);
-      const rejected = fm[i]!;
-      const row = makeRow(rm.slice(0, i), rm[i]!, rejected, {
-        instance_id: inst.instanceId,
-        repo: r.repo,
-        chosen_trajectory_id: r.trajectoryId,
-        rejected_trajectory_id: f.trajectoryId,
-        divergence_turn: assistantTurn(r, i),
-        divergence_msg_index: i,
-        action_similarity: similarity,
-      });
-      if (cont) {
-        const chosen = continuation(rm, i, cont.maxMessages);
-        const rej = continuation(fm, i, cont.maxMessages);
-        cont.rows.set(row, { chosen, rejected: rej, complete: chosen.length === r.length - i && rej.length === f.length - i });
-      }
-      return row;
-    },
-  };
 }
 
 function noEligibleReason(c: Counters): string {

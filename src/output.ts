@@ -115,7 +115,7 @@ const CONTINUATION_SIDES: ColumnSpec<Loose>[] = [
 ];
 
 /** True when the layout adds nothing of issue 7 (the default output stays exactly the contract's). */
-function plainLayout(layout: OutputLayout): boolean {
+export function plainLayout(layout: OutputLayout): boolean {
   return layout.shape !== 'sft' && !layout.continuation && !layout.behavior && !layout.groups;
 }
 

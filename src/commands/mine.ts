@@ -8,7 +8,7 @@ import { ExitCode, UserError } from '../errors.js';
 import { minePairs, type MinedPair, type MineSummary } from '../mine.js';
 import type { Engine } from '../read/protocol.js';
 import { CONTRACT_VERSION, DEFAULT_OPTIONS, type MiningOptions } from '../options.js';
-import { openSink, outputFormat, type OutputFormat, type OutputLayout } from '../output.js';
+import { openSink, outputFormat, plainLayout, type OutputFormat, type OutputLayout } from '../output.js';
 import { fingerprintInputs, parsePartition, type Partition } from '../partition.js';
 import { StderrProgress, silentProgress } from '../progress.js';
 import { resolveInputs, type InputFile } from '../read/inputs.js';
@@ -24,7 +24,7 @@ import { SftDeduper } from '../shapes/sft.js';
 import { SCHEMAS, describeDetection, type Detection, type SchemaName, type SchemaOverrides } from '../sources/schema.js';
 import type { PairRow } from '../types.js';
 import { checkOutputPath, commitTemp, tempPathFor, trackTemp } from '../write/atomic.js';
-import { BrokenPipe } from '../write/jsonl.js';
+import { BrokenPipe, JsonlSink } from '../write/jsonl.js';
 import type { RowSink } from '../write/sink.js';
 
 export function intArg(min: number) {
@@ -436,6 +436,11 @@ export async function runMine(positional: string[], o: MineCliOptions): Promise<
         overrides,
         onSchema,
         continuation: layout.continuation ? 'trajectory' : 'action',
+        // The contract's row to a JSONL file or stdout, with nothing that looks at each row here
+        // (split, card, window, reshaping): serialised in the workers.
+        ...(sink instanceof JsonlSink && layout.shape === 'published' && !layout.windowed && plainLayout(layout) && plan.specs.length === 0 && !o.card
+          ? { jsonl: (bytes: Uint8Array) => (sink as JsonlSink).writeBytes(bytes) }
+          : {}),
         ...(o.maxContinuationMessages !== undefined ? { maxContinuationMessages: o.maxContinuationMessages } : {}),
       },
       onPair,

@@ -21,6 +21,8 @@ function describe(task: Task): string {
       return `${task.path} (row group ${task.rowGroup}, columns trajectory_id, instance_id, resolved${task.hasRepo ? ', repo' : ''})`;
     case 'decode':
       return `${task.path} (row group ${task.rowGroup}, column trajectory${task.withTools ? ', tools' : ''})`;
+    case 'walk':
+      return `spill files (walk of ${task.instances.length} instances from ${task.instances[0]?.instanceId ?? '-'})`;
     default:
       return task.path;
   }
@@ -66,11 +68,14 @@ export class Pool {
     return join(this.spillDir, `spill-${index}.bin`);
   }
 
-  run<T>(task: Task): Promise<T> {
+  /** Queue `task`; `front` puts it ahead of everything queued (short tasks that others wait on). */
+  run<T>(task: Task, front = false): Promise<T> {
     if (this.closed) return Promise.reject(new Error('pool is closed'));
     if (this.dead) return Promise.reject(this.dead);
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ id: this.nextId++, task, resolve: resolve as (v: unknown) => void, reject });
+      const p = { id: this.nextId++, task, resolve: resolve as (v: unknown) => void, reject };
+      if (front) this.queue.unshift(p);
+      else this.queue.push(p);
       this.pump();
     });
   }

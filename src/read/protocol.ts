@@ -41,7 +41,33 @@ export type Task =
       mapping: ColumnMapping;
       schema: SchemaName;
     }
-  | { kind: 'decode-jsonl'; path: string; lines: number[]; keys: number[]; reasoningKeys: string[]; withTools: boolean; mapping: ColumnMapping; schema: SchemaName };
+  | { kind: 'decode-jsonl'; path: string; lines: number[]; keys: number[]; reasoningKeys: string[]; withTools: boolean; mapping: ColumnMapping; schema: SchemaName }
+  /** Pass 3 in the workers (the contract's JSONL rows): walk these instances, in order, and serialise their rows. */
+  | { kind: 'walk'; instances: WalkInstance[]; minSimilaritySkip: number; maxPairsPerInstance: number };
+
+/** A decoded trajectory by reference: its index block in a spill file. */
+export interface WalkTrajectory {
+  trajectoryId: string;
+  repo: string | null;
+  length: number;
+  block: number;
+  spill: string;
+}
+
+export interface WalkInstance {
+  instanceId: string;
+  resolved: WalkTrajectory[];
+  failed: WalkTrajectory[];
+}
+
+export interface WalkResult {
+  /** JSONL of the kept rows (UTF-8, one line per row, each ending in \n), in walk order; encoded here so the main thread only writes bytes. */
+  jsonl: Uint8Array;
+  /** Bytes of `jsonl` per instance of the task, in order. */
+  sizes: number[];
+  /** The walk's counters for these instances (the other counters are 0). */
+  counters: Record<string, number>;
+}
 
 export interface MetaResult {
   numRows: number;
@@ -107,5 +133,5 @@ export interface DecodeResult {
 }
 
 export type WorkerReply =
-  | { id: number; ok: true; result: MetaResult | IndexResult | DecodeResult | SampleResult }
+  | { id: number; ok: true; result: MetaResult | IndexResult | DecodeResult | SampleResult | WalkResult }
   | { id: number; ok: false; error: ErrorPayload };

@@ -11,7 +11,11 @@ import { mappedColumns, parseTools, toStandardRow, trajectoryIdOf, type ColumnMa
 import { SpillWriter } from '../spill.js';
 import { jsonlLines, parseJsonLine } from './jsonl-lines.js';
 import { isLabelType, isStringType, isTrajectoryType, makeGetter, type Getter } from './arrow-values.js';
-import type { DecodeResult, DecodedTrajectory, EncodedTrajectory, IndexResult, MetaResult, SampleResult, Task, WorkerReply } from './protocol.js';
+import type { DecodeResult, DecodedTrajectory, EncodedTrajectory, IndexResult, MetaResult, SampleResult, Task, WalkResult, WorkerReply } from './protocol.js';
+import { emptyCounters } from '../counters.js';
+import { SpillReader } from '../spill.js';
+import { SpillTrajectory, hooksFor } from '../spill-walk.js';
+import { walkInstance } from '../walk.js';
 import { fileMeta, footer, readRows, Unsupported } from './pq/reader.js';
 
 interface WasmBatch {
@@ -410,7 +414,26 @@ async function indexDuck(task: Extract<Task, { kind: 'index' }>): Promise<IndexR
   return res;
 }
 
-async function run(task: Task): Promise<MetaResult | IndexResult | DecodeResult | SampleResult> {
+let walkReader: SpillReader | null = null;
+
+/** Walk instances over the spill files (every decode has finished and flushed) and serialise their rows. */
+function walk(task: Extract<Task, { kind: 'walk' }>): WalkResult {
+  const reader = (walkReader ??= new SpillReader());
+  const counters = emptyCounters();
+  const parts: Buffer[] = [];
+  const sizes: number[] = [];
+  const opts = { minSimilaritySkip: task.minSimilaritySkip, maxPairsPerInstance: task.maxPairsPerInstance };
+  for (const inst of task.instances) {
+    const load = (t: (typeof inst.resolved)[number]) => new SpillTrajectory(t.trajectoryId, t.repo, t, t.spill).load(reader);
+    const rows = walkInstance(inst.resolved.map(load), inst.failed.map(load), opts, hooksFor(inst, reader, null), counters);
+    const b = rows.length > 0 ? Buffer.from(rows.map((row) => `${JSON.stringify(row)}\n`).join(''), 'utf8') : Buffer.alloc(0);
+    parts.push(b);
+    sizes.push(b.length);
+  }
+  return { jsonl: Buffer.concat(parts), sizes, counters: { ...counters } };
+}
+
+async function run(task: Task): Promise<MetaResult | IndexResult | DecodeResult | SampleResult | WalkResult> {
   switch (task.kind) {
     case 'meta':
       if (task.engine === 'duckdb') return metaDuck(task.path);
@@ -429,13 +452,21 @@ async function run(task: Task): Promise<MetaResult | IndexResult | DecodeResult 
       return decode(task);
     case 'decode-jsonl':
       return decodeJsonl(task);
+    case 'walk':
+      return walk(task);
   }
 }
 
 parentPort!.on('message', (msg: { id: number; task: Task }) => {
   run(msg.task).then(
     (result) => {
-      parentPort!.postMessage({ id: msg.id, ok: true, result } satisfies WorkerReply);
+      // A walk's JSONL bytes move to the main thread without a copy (a Buffer may sit in a shared pool: copy those).
+      const transfer: ArrayBuffer[] = [];
+      if ('jsonl' in result && result.jsonl.byteLength > 0) {
+        if (result.jsonl.byteOffset !== 0 || result.jsonl.byteLength !== result.jsonl.buffer.byteLength) result.jsonl = new Uint8Array(result.jsonl);
+        transfer.push(result.jsonl.buffer as ArrayBuffer);
+      }
+      parentPort!.postMessage({ id: msg.id, ok: true, result } satisfies WorkerReply, transfer);
     },
     (err: unknown) => parentPort!.postMessage({ id: msg.id, ok: false, error: toPayload(err) } satisfies WorkerReply),
   );

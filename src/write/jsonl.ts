@@ -55,12 +55,16 @@ export class JsonlSink<R = unknown> implements RowSink<R> {
 
   /** Write one already-serialised row (merge copies lines byte for byte). */
   async writeLine(json: string): Promise<void> {
+    // One UTF-8 conversion: the stream would encode the string anyway, and the size falls out.
+    return this.writeBytes(Buffer.from(json + '\n', 'utf8'));
+  }
+
+  /** Write whole lines already encoded as UTF-8 (each ending in \n). */
+  async writeBytes(bytes: Uint8Array): Promise<void> {
     if (this.broken) throw new BrokenPipe();
     if (this.failure) throw this.failure;
-    // One UTF-8 conversion: the stream would encode the string anyway, and the size falls out.
-    const line = Buffer.from(json + '\n', 'utf8');
-    this.bytes += line.length;
-    if (!this.out.write(line)) {
+    this.bytes += bytes.length;
+    if (!this.out.write(bytes)) {
       await writable(this.out);
       if (this.broken) throw new BrokenPipe();
       if (this.failure) throw this.failure;

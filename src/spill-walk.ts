@@ -1,0 +1,126 @@
+// The walk over spilled trajectories (mine.ts's pass 3, and worker walk tasks): a trajectory's
+// hashes and offsets come from its index block, messages and signatures from its spill records.
+import { createHash } from 'node:crypto';
+import { makeRow } from './emit.js';
+import { HASH_BYTES } from './encode.js';
+import type { DecodedTrajectory, WalkTrajectory } from './read/protocol.js';
+import { continuation, type LossMessage } from './shapes/continuation.js';
+import { HEADER as SPILL_HEADER, SpillReader, decodeRecord, readIndexBlock } from './spill.js';
+import type { EmittedMessage, PairRow } from './types.js';
+import { assistantTurn, type Walkable } from './walk.js';
+
+/** `--continuation trajectory`: both sides from the divergence on, with loss flags. */
+export interface MinedContinuation {
+  chosen: LossMessage[];
+  rejected: LossMessage[];
+  /** Both sides reach the end of their trajectories (not cut by maxContinuationMessages). */
+  complete: boolean;
+}
+
+const ROLE_NAMES = ['system', 'user', 'assistant', 'tool', 'other'];
+
+/** A decoded trajectory as the walk sees it: hashes and offsets from its spill index block. */
+export class SpillTrajectory implements Walkable {
+  /** The index block's arrays, present only while the trajectory's instance is walked. */
+  private d: ReturnType<typeof readIndexBlock> | null = null;
+  constructor(
+    readonly trajectoryId: string,
+    readonly repo: string | null,
+    private readonly meta: Pick<DecodedTrajectory, 'length' | 'block' | 'tools'>,
+    readonly spillPath: string,
+  ) {}
+  load(reader: SpillReader): this {
+    this.d ??= readIndexBlock(reader, this.spillPath, this.meta.block, this.meta.length);
+    return this;
+  }
+  unload(): void {
+    this.d = null;
+  }
+  private get a(): NonNullable<SpillTrajectory['d']> {
+    if (!this.d) throw new Error(`trajectory ${this.trajectoryId}: index block not loaded`);
+    return this.d;
+  }
+  get length(): number {
+    return this.meta.length;
+  }
+  /** This trajectory by reference, for a walk task in a worker. */
+  ref(): WalkTrajectory {
+    return { trajectoryId: this.trajectoryId, repo: this.repo, length: this.meta.length, block: this.meta.block, spill: this.spillPath };
+  }
+  role(i: number): string {
+    return ROLE_NAMES[this.a.roles[i]!]!;
+  }
+  sameKey(i: number, other: SpillTrajectory): boolean {
+    const a = this.a.hashes;
+    const b = other.a.hashes;
+    for (let k = i * HASH_BYTES, e = k + HASH_BYTES; k < e; k++) if (a[k] !== b[k]) return false;
+    return true;
+  }
+  get tools(): string | null {
+    return this.meta.tools ?? null;
+  }
+  /** The emitted-form hash of message i (encode.ts). */
+  emittedHash(i: number): Uint8Array {
+    return this.a.emitted.subarray(i * HASH_BYTES, (i + 1) * HASH_BYTES);
+  }
+  /** Emitted messages 0..i (inclusive) read back from the spill. */
+  messages(reader: SpillReader, upTo: number): EmittedMessage[] {
+    const o = this.a.offsets;
+    const b = reader.readBytes(this.spillPath, o[0]!, o[upTo + 1]!);
+    const out: EmittedMessage[] = [];
+    let p = 0;
+    for (let j = 0; j <= upTo; j++) {
+      const r = decodeRecord(b, p, ROLE_NAMES);
+      out.push(r.message);
+      p = r.end;
+    }
+    return out;
+  }
+  signature(reader: SpillReader, i: number): string {
+    const o = this.a.offsets;
+    // The signature ends the record; its start follows from the header's field lengths.
+    const h = reader.readBytes(this.spillPath, o[i]!, o[i]! + SPILL_HEADER);
+    const start = o[i]! + SPILL_HEADER + h.readUInt32LE(2) + h.readUInt32LE(6) + h.readUInt32LE(10) + 4;
+    return reader.read(this.spillPath, start, o[i + 1]!);
+  }
+}
+
+/**
+ * `cont` (--continuation trajectory): also read both sides to their end and keep the continuations
+ * beside the row. The row itself, and so the exact-duplicate key and every counter, stays the
+ * action-level one of the contract: only the emitted payload differs.
+ */
+export function hooksFor(inst: { instanceId: string }, reader: SpillReader, cont: { maxMessages: number | undefined; rows: Map<PairRow, MinedContinuation> } | null) {
+  return {
+    signature: (t: SpillTrajectory, i: number) => t.signature(reader, i),
+    // Contract 5.4 compares stable JSON of prompt, chosen and rejected; an emitted message's JSON is
+    // canonical (emit.ts), so the sequence of their hashes is an equivalent key without reading the spill.
+    dedupeKey: (r: SpillTrajectory, f: SpillTrajectory, i: number) => {
+      const h = createHash('sha256');
+      for (let j = 0; j <= i; j++) h.update(r.emittedHash(j));
+      h.update(f.emittedHash(i));
+      return h.digest('base64');
+    },
+    buildRow: (r: SpillTrajectory, f: SpillTrajectory, i: number, similarity: number) => {
+      const rm = r.messages(reader, cont ? r.length - 1 : i);
+      const fm = f.messages(reader, cont ? f.length - 1 : i);
+      const rejected = fm[i]!;
+      const row = makeRow(rm.slice(0, i), rm[i]!, rejected, {
+        instance_id: inst.instanceId,
+        repo: r.repo,
+        chosen_trajectory_id: r.trajectoryId,
+        rejected_trajectory_id: f.trajectoryId,
+        divergence_turn: assistantTurn(r, i),
+        divergence_msg_index: i,
+        action_similarity: similarity,
+      });
+      if (cont) {
+        const chosen = continuation(rm, i, cont.maxMessages);
+        const rej = continuation(fm, i, cont.maxMessages);
+        cont.rows.set(row, { chosen, rejected: rej, complete: chosen.length === r.length - i && rej.length === f.length - i });
+      }
+      return row;
+    },
+  };
+}
+
