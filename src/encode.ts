@@ -42,7 +42,7 @@ export function encodeTrajectory(
     messages = normaliseTrajectory(value, local);
   } catch (e) {
     if (e instanceof BadValue) {
-      return { key, bad: e.message, roles: new Uint8Array(0), hashes: new Uint8Array(0), emitted: new Uint8Array(0), offsets: new Float64Array(0) };
+      return { key, bad: e.message, roles: new Uint8Array(0), hashes: new Uint8Array(0), offsets: new Float64Array(0) };
     }
     throw e;
   }
@@ -51,7 +51,6 @@ export function encodeTrajectory(
   const n = messages.length;
   const roles = new Uint8Array(n);
   const hashes = new Uint8Array(n * HASH_BYTES);
-  const emitted = new Uint8Array(n * HASH_BYTES);
   const offsets = new Float64Array(n + 1);
   offsets[0] = spill.offset;
   for (let i = 0; i < n; i++) {
@@ -60,12 +59,12 @@ export function encodeTrajectory(
     roles[i] = code;
     const { parts, signature } = sign(m, reasoningKeys);
     hashes.set(keyHash(parts), i * HASH_BYTES);
-    // The record's fields are exactly the emitted message's (emit.ts), so the hash of its bytes
-    // stands in for the message in the exact-duplicate key.
+    // The record's fields are exactly the emitted message's (emit.ts): the walk hashes them for the
+    // exact-duplicate key, for the few messages that ever take part in one (spill-walk.ts).
     const e = emitMessage(m) as unknown as Record<string, string | null>;
     const [f1, f2] =
       code === ROLE_CODES.assistant ? [e.tool_calls!, null] : code === ROLE_CODES.tool ? [e.name!, e.tool_call_id!] : code === ROLE_CODES.other ? [m.role, null] : [null, null];
-    offsets[i + 1] = spill.appendMessage(code, m.content, f1 ?? null, f2 ?? null, signature, emitted, i * HASH_BYTES);
+    offsets[i + 1] = spill.appendMessage(code, m.content, f1 ?? null, f2 ?? null, signature);
   }
-  return { key, roles, hashes, emitted, offsets };
+  return { key, roles, hashes, offsets };
 }

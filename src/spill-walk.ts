@@ -5,7 +5,7 @@ import { makeRow } from './emit.js';
 import { HASH_BYTES } from './encode.js';
 import type { DecodedTrajectory, WalkTrajectory } from './read/protocol.js';
 import { continuation, type LossMessage } from './shapes/continuation.js';
-import { HEADER as SPILL_HEADER, SpillReader, decodeRecord, readIndexBlock } from './spill.js';
+import { HEADER as SPILL_HEADER, SpillReader, decodeRecord, emittedHash, readIndexBlock } from './spill.js';
 import type { EmittedMessage, PairRow } from './types.js';
 import { assistantTurn, type Walkable } from './walk.js';
 
@@ -35,6 +35,8 @@ export class SpillTrajectory implements Walkable {
   }
   unload(): void {
     this.d = null;
+    this.emitted = null;
+    this.prefix = 0;
   }
   private get a(): NonNullable<SpillTrajectory['d']> {
     if (!this.d) throw new Error(`trajectory ${this.trajectoryId}: index block not loaded`);
@@ -59,9 +61,19 @@ export class SpillTrajectory implements Walkable {
   get tools(): string | null {
     return this.meta.tools ?? null;
   }
-  /** The emitted-form hash of message i (encode.ts). */
-  emittedHash(i: number): Uint8Array {
-    return this.a.emitted.subarray(i * HASH_BYTES, (i + 1) * HASH_BYTES);
+  /** Emitted-form hashes of messages [0, prefix) (spill.ts emittedHash), computed on demand while loaded. */
+  private emitted: Uint8Array | null = null;
+  private prefix = 0;
+  /** The emitted-form hash of message i; with `withPrefix`, also of every message before it (read in one go). */
+  emittedHash(reader: SpillReader, i: number, withPrefix: boolean): Uint8Array {
+    const e = (this.emitted ??= new Uint8Array(this.length * HASH_BYTES));
+    const o = this.a.offsets;
+    if (i < this.prefix) return e.subarray(i * HASH_BYTES, (i + 1) * HASH_BYTES);
+    const from = withPrefix ? this.prefix : i;
+    const b = reader.readBytes(this.spillPath, o[from]!, o[i + 1]!);
+    for (let j = from; j <= i; j++) e.set(emittedHash(b, o[j]! - o[from]!), j * HASH_BYTES);
+    if (withPrefix) this.prefix = i + 1;
+    return e.subarray(i * HASH_BYTES, (i + 1) * HASH_BYTES);
   }
   /** Emitted messages 0..i (inclusive) read back from the spill. */
   messages(reader: SpillReader, upTo: number): EmittedMessage[] {
@@ -97,8 +109,9 @@ export function hooksFor(inst: { instanceId: string }, reader: SpillReader, cont
     // canonical (emit.ts), so the sequence of their hashes is an equivalent key without reading the spill.
     dedupeKey: (r: SpillTrajectory, f: SpillTrajectory, i: number) => {
       const h = createHash('sha256');
-      for (let j = 0; j <= i; j++) h.update(r.emittedHash(j));
-      h.update(f.emittedHash(i));
+      r.emittedHash(reader, i, true);
+      for (let j = 0; j <= i; j++) h.update(r.emittedHash(reader, j, true));
+      h.update(f.emittedHash(reader, i, false));
       return h.digest('base64');
     },
     buildRow: (r: SpillTrajectory, f: SpillTrajectory, i: number, similarity: number) => {

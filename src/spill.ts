@@ -8,7 +8,7 @@
 // Fields 1 and 2: assistant -> tool_calls as emitted (JSON text), unused; tool -> name, tool_call_id;
 // a role outside the contract's four -> the role itself, unused. The bytes from the role code to the
 // end of field 2 determine the emitted message (emit.ts) and nothing else, so their hash decides
-// exact duplicates. Raw UTF-8 costs one copy; JSON text of every message cost ~40% of the encoding.
+// exact duplicates (`emittedHash`, computed by the walk only for messages that take part in one). Raw UTF-8 costs one copy; JSON text of every message cost ~40% of the encoding.
 import { hash } from 'node:crypto';
 import { closeSync, openSync, readSync, writeSync } from 'node:fs';
 import type { EmittedMessage } from './types.js';
@@ -42,11 +42,8 @@ export class SpillWriter {
     return this.pos;
   }
 
-  /**
-   * Append one message record (see the top of this file); returns its end offset. The first 16 bytes
-   * of the SHA-256 of the record's emitted part go to `hashInto[at..]`.
-   */
-  appendMessage(code: number, f0: string | null, f1: string | null, f2: string | null, signature: string, hashInto: Uint8Array, at: number): number {
+  /** Append one message record (see the top of this file); returns its end offset. */
+  appendMessage(code: number, f0: string | null, f1: string | null, f2: string | null, signature: string): number {
     // UTF-8 takes at most 3 bytes per UTF-16 unit; the record is written whole into the buffer.
     const max = HEADER + 4 + 3 * ((f0?.length ?? 0) + (f1?.length ?? 0) + (f2?.length ?? 0) + signature.length);
     if (this.used + max > this.buf.length) {
@@ -65,7 +62,6 @@ export class SpillWriter {
       b.writeUInt32LE(n, start + 2 + 4 * k);
       p += n;
     }
-    hashInto.set((hash('sha256', b.subarray(start, p), 'buffer') as unknown as Buffer).subarray(0, 16), at);
     const n = signature ? b.write(signature, p + 4, 'utf8') : 0;
     b.writeUInt32LE(n, p);
     p += 4 + n;
@@ -76,10 +72,10 @@ export class SpillWriter {
 
   /**
    * Append a trajectory's index block: offsets (n+1 float64, first so that they stay 8-byte aligned
-   * when read into a fresh buffer), roles (n), comparison-key hashes (16n), emitted hashes (16n).
+   * when read into a fresh buffer), roles (n), comparison-key hashes (16n).
    * Returns the block's start.
    */
-  appendIndexBlock(offsets: Float64Array, roles: Uint8Array, hashes: Uint8Array, emitted: Uint8Array): number {
+  appendIndexBlock(offsets: Float64Array, roles: Uint8Array, hashes: Uint8Array): number {
     const size = indexBlockBytes(roles.length);
     if (this.used + size > this.buf.length) {
       this.flush();
@@ -90,7 +86,7 @@ export class SpillWriter {
     let p = this.used;
     b.set(new Uint8Array(offsets.buffer, offsets.byteOffset, offsets.byteLength), p);
     p += offsets.byteLength;
-    for (const part of [roles, hashes, emitted]) {
+    for (const part of [roles, hashes]) {
       b.set(part, p);
       p += part.length;
     }
@@ -143,6 +139,16 @@ export class SpillReader {
   }
 }
 
+/**
+ * The first 16 bytes of the SHA-256 of the emitted part of the record at `p` in `b` (role code to the
+ * end of field 2): equal exactly when the emitted messages are equal (fixed field order, lengths and
+ * null flags included), so it stands in for the message in the exact-duplicate key.
+ */
+export function emittedHash(b: Buffer, p: number): Buffer {
+  const end = p + HEADER + b.readUInt32LE(p + 2) + b.readUInt32LE(p + 6) + b.readUInt32LE(p + 10);
+  return (hash('sha256', b.subarray(p, end), 'buffer') as unknown as Buffer).subarray(0, 16);
+}
+
 /** An emitted message (emit.ts) from its spill record at `p` in `b`; returns it and the record's end. */
 export function decodeRecord(b: Buffer, p: number, roleNames: readonly string[]): { message: EmittedMessage; end: number; signatureStart: number } {
   const code = b[p]!;
@@ -178,11 +184,11 @@ export function decodeRecord(b: Buffer, p: number, roleNames: readonly string[])
 
 /** Bytes of the index block of an n-message trajectory. */
 export function indexBlockBytes(n: number): number {
-  return 8 * (n + 1) + 33 * n;
+  return 8 * (n + 1) + 17 * n;
 }
 
 /** A trajectory's arrays read back from its index block. */
-export function readIndexBlock(reader: SpillReader, path: string, block: number, n: number): { offsets: Float64Array; roles: Uint8Array; hashes: Uint8Array; emitted: Uint8Array } {
+export function readIndexBlock(reader: SpillReader, path: string, block: number, n: number): { offsets: Float64Array; roles: Uint8Array; hashes: Uint8Array } {
   // Copy into a fresh ArrayBuffer: a pooled Buffer may start at an offset a Float64Array cannot use.
   const u8 = new Uint8Array(reader.readBytes(path, block, block + indexBlockBytes(n)));
   const o = 8 * (n + 1);
@@ -190,6 +196,5 @@ export function readIndexBlock(reader: SpillReader, path: string, block: number,
     offsets: new Float64Array(u8.buffer, 0, n + 1),
     roles: u8.subarray(o, o + n),
     hashes: u8.subarray(o + n, o + 17 * n),
-    emitted: u8.subarray(o + 17 * n, o + 33 * n),
   };
 }

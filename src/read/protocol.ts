@@ -102,8 +102,6 @@ export interface EncodedTrajectory {
   roles: Uint8Array;
   /** 16 bytes per message: truncated SHA-256 of the comparison key. */
   hashes: Uint8Array;
-  /** 16 bytes per message: truncated SHA-256 of its emitted form (the exact-duplicate check, mine.ts). */
-  emitted: Uint8Array;
   /** n+1 absolute offsets in the worker's spill file: message i's record (spill.ts) is [i, i+1). */
   offsets: Float64Array;
   tools?: string | null;
