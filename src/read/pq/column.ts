@@ -73,6 +73,10 @@ class Window {
       n -= k;
     }
   }
+  /** Done with the body (read to its end or not). */
+  close(): void {
+    this.inf.close();
+  }
   /** Bytes of the body not yet consumed. */
   rest(): number {
     return this.total - this.consumed;
@@ -335,12 +339,37 @@ export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: Lea
       w = new Window(inflater(isCompressed ? codec : 0, values), uncompressed - repLen - defLen);
     }
     seen += numValues;
+    if (rows !== null) {
+      // A page none of whose rows is wanted: its values are never decompressed (of a v1 page, only
+      // the levels at its front were). The rows starting here are the entries of repetition level 0;
+      // a first entry above 0 continues the row before, which must not be a wanted one.
+      const continues = reps !== null && reps[0] !== 0;
+      if (!(continues && cur)) {
+        let starts = numValues;
+        if (reps) {
+          starts = 0;
+          for (let i = 0; i < numValues; i++) if (reps[i] === 0) starts++;
+        }
+        if (next >= rows.length || rows[next]! > row + starts) {
+          w.close();
+          if (cur) {
+            yield cur; // complete: this page starts a new row
+            cur = null;
+          }
+          if (next >= rows.length) break;
+          row += starts;
+          keep = false;
+          continue;
+        }
+      }
+    }
     const maxDef = leaf.maxDef;
     let present = 0;
     if (defs) for (let i = 0; i < numValues; i++) present += defs[i] === maxDef ? 1 : 0;
     else present = numValues;
     // Values: dictionary indices for the whole page, or plain values read one by one.
     let indices: Uint32Array | null = null;
+    let boolRuns: Uint32Array | null = null;
     let nextIndex = 0;
     if (encoding === ENC.PLAIN_DICTIONARY || encoding === ENC.RLE_DICTIONARY) {
       if (!dict) throw new ParquetFormatError('dictionary-encoded page without a dictionary');
@@ -352,6 +381,15 @@ export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: Lea
         const len = w.rest(); // the indices run to the end of the page
         w.need(len, 'dictionary indices');
         decodeHybrid(w.buf.subarray(w.pos, w.pos + len), width, present, indices);
+        w.advance(len);
+      }
+    } else if (encoding === ENC.RLE && leaf.kind === 'boolean') {
+      // Booleans in v2 pages: a 4-byte length, then RLE / bit-packed runs of width 1.
+      boolRuns = new Uint32Array(present);
+      if (present > 0) {
+        const len = w.u32('boolean runs length');
+        w.need(len, 'boolean runs');
+        decodeHybrid(w.buf.subarray(w.pos, w.pos + len), 1, present, boolRuns);
         w.advance(len);
       }
     } else if (encoding !== ENC.PLAIN) {
@@ -369,7 +407,10 @@ export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: Lea
           cur = null;
         }
         row++;
-        if (row > last) break outer;
+        if (row > last) {
+          w.close();
+          break outer;
+        }
         keep = rows === null || (next < rows.length && rows[next] === row);
         if (keep) {
           cur = { reps: [], defs: [], vals: [] };
@@ -395,6 +436,8 @@ export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: Lea
           else w.skip(len);
         } else if (plain) {
           v = plain(w, keep);
+        } else if (boolRuns) {
+          v = boolRuns[nextIndex++] === 1;
         } else {
           if (boolBit === 8) {
             w.need(1, 'a boolean');
@@ -411,6 +454,7 @@ export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: Lea
         cur.vals.push(v);
       }
     }
+    w.close();
   }
   if (cur) yield cur;
   if (rows === null ? row + 1 !== numRows : next !== rows.length) {

@@ -9,6 +9,8 @@ import { ParquetFormatError } from './thrift.js';
 export interface Inflater {
   /** Fill `dst` from the start; returns the bytes written, 0 once the body is exhausted. */
   read(dst: Uint8Array): number;
+  /** Done with this body, read to its end or not: give back what it holds (a zstd context). */
+  close(): void;
 }
 
 export const CODEC = { UNCOMPRESSED: 0, SNAPPY: 1, GZIP: 2, ZSTD: 6 } as const;
@@ -16,6 +18,7 @@ export const CODEC = { UNCOMPRESSED: 0, SNAPPY: 1, GZIP: 2, ZSTD: 6 } as const;
 class Plain implements Inflater {
   private pos = 0;
   constructor(private readonly src: Uint8Array) {}
+  close(): void {}
   read(dst: Uint8Array): number {
     const n = Math.min(dst.length, this.src.length - this.pos);
     dst.set(this.src.subarray(this.pos, this.pos + n));
@@ -74,6 +77,9 @@ class NativeZstd implements Inflater {
     this.done = true;
     idle.push(this.ctx);
   }
+  close(): void {
+    if (!this.done) this.finish();
+  }
   read(dst: Uint8Array): number {
     let out = 0;
     while (out < dst.length && !this.done) {
@@ -115,6 +121,7 @@ class JsZstd implements Inflater {
       if (data.length > 0) this.queue.push(data.slice());
     });
   }
+  close(): void {}
   read(dst: Uint8Array): number {
     let out = 0;
     while (out < dst.length) {
