@@ -37,8 +37,8 @@ describe('every --engine agrees', () => {
     for (const engine of ENGINES) expect(out[engine]!.equals(out.wasm!), engine).toBe(true);
   }, 120_000);
 
-  // DuckDB rewrites the fixture with features our reader leaves to parquet-wasm (DELTA_LENGTH_BYTE_ARRAY
-  // strings in v2 pages, snappy) or reads itself (uncompressed pages, small row groups).
+  // DuckDB rewrites the fixture with features our reader decodes itself (v2 pages with delta and
+  // byte-stream-split values, uncompressed pages) or leaves to parquet-wasm (snappy).
   it.each([
     ['v2 pages, delta strings', 'COMPRESSION zstd, PARQUET_VERSION v2'],
     ['snappy', 'COMPRESSION snappy'],

@@ -7,7 +7,7 @@ import { inflater, type Inflater } from './inflate.js';
 import { ParquetFormatError, ThriftReader, num, optNum, struct, type ThriftStruct } from './thrift.js';
 
 const PAGE = { DATA: 0, DICTIONARY: 2, DATA_V2: 3 } as const;
-const ENC = { PLAIN: 0, PLAIN_DICTIONARY: 2, RLE: 3, RLE_DICTIONARY: 8 } as const;
+const ENC = { PLAIN: 0, PLAIN_DICTIONARY: 2, RLE: 3, DELTA_BINARY_PACKED: 5, DELTA_LENGTH_BYTE_ARRAY: 6, DELTA_BYTE_ARRAY: 7, RLE_DICTIONARY: 8, BYTE_STREAM_SPLIT: 9 } as const;
 const MAX_PAGE = 2 ** 31 - 1;
 
 /** The triples (repetition level, definition level, value) of one wanted row. */
@@ -19,7 +19,7 @@ export interface RowTriples {
 }
 
 /** Sliding window over a page body being decompressed. */
-class Window {
+export class Window {
   buf: Buffer;
   pos = 0;
   end = 0;
@@ -144,6 +144,80 @@ export function decodeHybrid(bytes: Uint8Array, width: number, count: number, ou
       k += n;
     }
   }
+}
+
+/**
+ * DELTA_BINARY_PACKED: `count` values (of a page's `total`) read from the window. Arithmetic wraps at
+ * 32 or 64 bits as the format defines; int64 values become doubles as Arrow's do.
+ */
+export function deltaBinaryPacked(w: Window, count: number, bits: 32 | 64): number[] {
+  const uvarint = (): bigint => {
+    let r = 0n;
+    for (let i = 0, sh = 0n; i < 10; i++, sh += 7n) {
+      w.need(1, 'a delta header');
+      const x = w.buf[w.pos]!;
+      w.advance(1);
+      r |= BigInt(x & 0x7f) << sh;
+      if ((x & 0x80) === 0) return r;
+    }
+    throw new ParquetFormatError('delta: varint longer than 10 bytes');
+  };
+  const zigzag = (): bigint => {
+    const v = uvarint();
+    return (v >> 1n) ^ -(v & 1n);
+  };
+  const blockSize = Number(uvarint());
+  const miniblocks = Number(uvarint());
+  const total = Number(uvarint());
+  let value = zigzag();
+  if (blockSize <= 0 || miniblocks <= 0 || blockSize % miniblocks !== 0 || (blockSize / miniblocks) % 8 !== 0 || total < count) {
+    throw new ParquetFormatError('delta: bad header');
+  }
+  const perMini = blockSize / miniblocks;
+  const out: number[] = [];
+  if (count > 0) out.push(Number(value));
+  let decoded = total > 0 ? 1 : 0;
+  while (out.length < count) {
+    const minDelta = zigzag();
+    w.need(miniblocks, 'miniblock bit widths');
+    const widths = Uint8Array.from(w.buf.subarray(w.pos, w.pos + miniblocks));
+    w.advance(miniblocks);
+    // Miniblocks past the last value are absent (their widths are present and meaningless).
+    for (let m = 0; m < miniblocks && decoded < total && out.length < count; m++) {
+      const width = widths[m]!;
+      if (width > bits) throw new ParquetFormatError(`delta: bit width ${width}`);
+      const bytes = (perMini * width) / 8;
+      w.need(bytes, 'a miniblock');
+      const b = w.buf;
+      if (bits === 32) {
+        // 32-bit values (lengths, int32): plain doubles, wrapped with `| 0`.
+        let v32 = Number(value) | 0;
+        const min32 = Number(BigInt.asIntN(32, minDelta));
+        for (let j = 0, bit = w.pos * 8; j < perMini && decoded < total; j++, bit += width) {
+          let packed = 0;
+          if (width <= 24) {
+            const at = bit >> 3;
+            const w32 = b[at]! | ((b[at + 1] ?? 0) << 8) | ((b[at + 2] ?? 0) << 16) | ((b[at + 3] ?? 0) << 24);
+            packed = width === 0 ? 0 : (w32 >>> (bit & 7)) & ((1 << width) - 1);
+          } else for (let k = 0; k < width; k++) packed += ((b[(bit + k) >> 3]! >> ((bit + k) & 7)) & 1) * 2 ** k;
+          v32 = (v32 + min32 + packed) | 0;
+          decoded++;
+          if (out.length < count) out.push(v32);
+        }
+        value = BigInt(v32);
+      } else {
+        for (let j = 0, bit = w.pos * 8; j < perMini && decoded < total; j++, bit += width) {
+          let packed = 0n;
+          for (let k = 0; k < width; k++) if ((b[(bit + k) >> 3]! >> ((bit + k) & 7)) & 1) packed |= 1n << BigInt(k);
+          value = BigInt.asIntN(64, value + minDelta + packed);
+          decoded++;
+          if (out.length < count) out.push(Number(value));
+        }
+      }
+      w.advance(bytes);
+    }
+  }
+  return out;
 }
 
 /** Fixed-width plain values: byte size and reader. */
@@ -370,6 +444,11 @@ export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: Lea
     // Values: dictionary indices for the whole page, or plain values read one by one.
     let indices: Uint32Array | null = null;
     let boolRuns: Uint32Array | null = null;
+    /** Delta encodings: values (integers), or lengths and prefix lengths (strings), decoded up front. */
+    let deltaValues: number[] | null = null;
+    let lengths: number[] | null = null;
+    let prefixes: number[] | null = null;
+    let previous: Buffer = Buffer.alloc(0);
     let nextIndex = 0;
     if (encoding === ENC.PLAIN_DICTIONARY || encoding === ENC.RLE_DICTIONARY) {
       if (!dict) throw new ParquetFormatError('dictionary-encoded page without a dictionary');
@@ -383,6 +462,22 @@ export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: Lea
         decodeHybrid(w.buf.subarray(w.pos, w.pos + len), width, present, indices);
         w.advance(len);
       }
+    } else if (encoding === ENC.DELTA_BINARY_PACKED && (leaf.kind === 'int32' || leaf.kind === 'int64')) {
+      deltaValues = deltaBinaryPacked(w, present, leaf.kind === 'int32' ? 32 : 64);
+    } else if (encoding === ENC.DELTA_LENGTH_BYTE_ARRAY && leaf.kind === 'string') {
+      lengths = deltaBinaryPacked(w, present, 32);
+    } else if (encoding === ENC.DELTA_BYTE_ARRAY && leaf.kind === 'string') {
+      // Prefix lengths, then the suffixes as DELTA_LENGTH_BYTE_ARRAY.
+      prefixes = deltaBinaryPacked(w, present, 32);
+      lengths = deltaBinaryPacked(w, present, 32);
+    } else if (encoding === ENC.BYTE_STREAM_SPLIT && leaf.kind !== 'string' && leaf.kind !== 'boolean') {
+      // Byte k of every value, then byte k+1 of every value, ...: put the bytes back together.
+      const [size, read] = FIXED[leaf.kind];
+      w.need(present * size, 'byte-stream-split values');
+      const joined = Buffer.allocUnsafe(present * size);
+      for (let j = 0; j < present; j++) for (let k = 0; k < size; k++) joined[j * size + k] = w.buf[w.pos + k * present + j]!;
+      w.advance(present * size);
+      deltaValues = Array.from({ length: present }, (_, j) => read(joined, j * size));
     } else if (encoding === ENC.RLE && leaf.kind === 'boolean') {
       // Booleans in v2 pages: a 4-byte length, then RLE / bit-packed runs of width 1.
       boolRuns = new Uint32Array(present);
@@ -425,6 +520,25 @@ export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: Lea
             if (ix >= dict!.length) throw new ParquetFormatError('dictionary index out of range');
             v = dict![ix];
           }
+        } else if (lengths) {
+          const len = lengths[nextIndex]!;
+          if (len < 0) throw new ParquetFormatError('a negative string length');
+          if (prefixes) {
+            // Every value is needed to build the next one.
+            const pre = prefixes[nextIndex]!;
+            if (pre < 0 || pre > previous.length) throw new ParquetFormatError('a prefix longer than the previous value');
+            w.need(len, 'a string suffix');
+            previous = Buffer.concat([previous.subarray(0, pre), w.buf.subarray(w.pos, w.pos + len)]);
+            w.advance(len);
+            if (keep) v = previous.toString('utf8');
+          } else if (keep) {
+            w.need(len, 'a string');
+            v = w.buf.toString('utf8', w.pos, w.pos + len);
+            w.advance(len);
+          } else w.skip(len);
+          nextIndex++;
+        } else if (deltaValues) {
+          v = deltaValues[nextIndex++];
         } else if (skipString && !keep) {
           // The common case, inlined: the length and bytes of a value nobody wants.
           let len: number;
