@@ -77,6 +77,13 @@ export class Window {
   close(): void {
     this.inf.close();
   }
+  /** A 4-byte length, then that many bytes of RLE / bit-packed runs: `out.length` values of `width` bits. */
+  runs(width: number, out: Uint8Array | Uint32Array, what: string): void {
+    const len = this.u32(what);
+    this.need(len, what);
+    decodeHybrid(this.buf.subarray(this.pos, this.pos + len), width, out.length, out);
+    this.advance(len);
+  }
   /** Bytes of the body not yet consumed. */
   rest(): number {
     return this.total - this.consumed;
@@ -374,20 +381,8 @@ export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: Lea
       if (leaf.maxRep > 0 && (optNum(dh, 4) ?? ENC.RLE) !== ENC.RLE) throw new Unsupported('BIT_PACKED repetition levels');
       if (leaf.maxDef > 0 && (optNum(dh, 3) ?? ENC.RLE) !== ENC.RLE) throw new Unsupported('BIT_PACKED definition levels');
       w = new Window(inflater(codec, file.body(compressed)), uncompressed);
-      if (leaf.maxRep > 0) {
-        const len = w.u32('repetition levels');
-        w.need(len, 'repetition levels');
-        reps = new Uint8Array(numValues);
-        decodeHybrid(w.buf.subarray(w.pos, w.pos + len), repWidth, numValues, reps);
-        w.advance(len);
-      }
-      if (leaf.maxDef > 0) {
-        const len = w.u32('definition levels');
-        w.need(len, 'definition levels');
-        defs = new Uint8Array(numValues);
-        decodeHybrid(w.buf.subarray(w.pos, w.pos + len), defWidth, numValues, defs);
-        w.advance(len);
-      }
+      if (leaf.maxRep > 0) w.runs(repWidth, (reps = new Uint8Array(numValues)), 'repetition levels');
+      if (leaf.maxDef > 0) w.runs(defWidth, (defs = new Uint8Array(numValues)), 'definition levels');
     } else {
       const dh = struct(h, 8);
       if (!dh) throw new ParquetFormatError('data page v2 without its header');
@@ -481,12 +476,7 @@ export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: Lea
     } else if (encoding === ENC.RLE && leaf.kind === 'boolean') {
       // Booleans in v2 pages: a 4-byte length, then RLE / bit-packed runs of width 1.
       boolRuns = new Uint32Array(present);
-      if (present > 0) {
-        const len = w.u32('boolean runs length');
-        w.need(len, 'boolean runs');
-        decodeHybrid(w.buf.subarray(w.pos, w.pos + len), 1, present, boolRuns);
-        w.advance(len);
-      }
+      if (present > 0) w.runs(1, boolRuns, 'boolean runs');
     } else if (encoding !== ENC.PLAIN) {
       throw new Unsupported(`page encoding ${encoding}`);
     }
