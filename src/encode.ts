@@ -61,10 +61,7 @@ export function encodeTrajectory(
     hashes.set(keyHash(parts), i * HASH_BYTES);
     // The record's fields are exactly the emitted message's (emit.ts): the walk hashes them for the
     // exact-duplicate key, for the few messages that ever take part in one (spill-walk.ts).
-    const e = emitMessage(m) as unknown as Record<string, string | null>;
-    const [f1, f2] =
-      code === ROLE_CODES.assistant ? [e.tool_calls!, null] : code === ROLE_CODES.tool ? [e.name!, e.tool_call_id!] : code === ROLE_CODES.other ? [m.role, null] : [null, null];
-    offsets[i + 1] = spill.appendMessage(code, m.content, f1 ?? null, f2 ?? null, signature);
+    offsets[i + 1] = spill.appendMessage(code, emitMessage(m), signature);
   }
   return { key, roles, hashes, offsets };
 }

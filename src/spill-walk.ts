@@ -3,9 +3,9 @@
 import { createHash } from 'node:crypto';
 import { makeRow } from './emit.js';
 import { HASH_BYTES } from './encode.js';
-import type { DecodedTrajectory, WalkTrajectory } from './read/protocol.js';
+import { ROLE_NAMES, type DecodedTrajectory, type WalkTrajectory } from './read/protocol.js';
 import { continuation, type LossMessage } from './shapes/continuation.js';
-import { HEADER as SPILL_HEADER, SpillReader, decodeRecord, emittedHash, readIndexBlock } from './spill.js';
+import { HEADER as SPILL_HEADER, SpillReader, decodeRecord, emittedHash, emittedLength, readIndexBlock } from './spill.js';
 import type { EmittedMessage, PairRow } from './types.js';
 import { assistantTurn, type Walkable } from './walk.js';
 
@@ -16,8 +16,6 @@ export interface MinedContinuation {
   /** Both sides reach the end of their trajectories (not cut by maxContinuationMessages). */
   complete: boolean;
 }
-
-const ROLE_NAMES = ['system', 'user', 'assistant', 'tool', 'other'];
 
 /** A decoded trajectory as the walk sees it: hashes and offsets from its spill index block. */
 export class SpillTrajectory implements Walkable {
@@ -82,7 +80,7 @@ export class SpillTrajectory implements Walkable {
     const out: EmittedMessage[] = [];
     let p = 0;
     for (let j = 0; j <= upTo; j++) {
-      const r = decodeRecord(b, p, ROLE_NAMES);
+      const r = decodeRecord(b, p);
       out.push(r.message);
       p = r.end;
     }
@@ -91,8 +89,7 @@ export class SpillTrajectory implements Walkable {
   signature(reader: SpillReader, i: number): string {
     const o = this.a.offsets;
     // The signature ends the record; its start follows from the header's field lengths.
-    const h = reader.readBytes(this.spillPath, o[i]!, o[i]! + SPILL_HEADER);
-    const start = o[i]! + SPILL_HEADER + h.readUInt32LE(2) + h.readUInt32LE(6) + h.readUInt32LE(10) + 4;
+    const start = o[i]! + emittedLength(reader.readBytes(this.spillPath, o[i]!, o[i]! + SPILL_HEADER), 0) + 4;
     return reader.read(this.spillPath, start, o[i + 1]!);
   }
 }

@@ -11,6 +11,7 @@
 // exact duplicates (`emittedHash`, computed by the walk only for messages that take part in one). Raw UTF-8 costs one copy; JSON text of every message cost ~40% of the encoding.
 import { hash } from 'node:crypto';
 import { closeSync, openSync, readSync, writeSync } from 'node:fs';
+import { ROLE_CODES, ROLE_NAMES } from './read/protocol.js';
 import type { EmittedMessage } from './types.js';
 
 const FLUSH_BYTES = 1 << 20;
@@ -28,28 +29,29 @@ export class SpillWriter {
     this.fd = openSync(path, 'a');
   }
 
+  /** Room for `bytes` more in the buffer: flush first if needed, grow for a single large write. */
+  private reserve(bytes: number): void {
+    if (this.used + bytes <= this.buf.length) return;
+    this.flush();
+    if (bytes > this.buf.length) this.buf = Buffer.allocUnsafe(bytes);
+  }
+
   /** Append `s` (UTF-8); returns its end offset. Its start is the previous end. */
   append(s: string): number {
     if (s.length === 0) return this.pos;
     // UTF-8 takes at most 3 bytes per UTF-16 unit.
-    if (this.used + s.length * 3 > this.buf.length) {
-      this.flush();
-      if (s.length * 3 > this.buf.length) this.buf = Buffer.allocUnsafe(s.length * 3);
-    }
+    this.reserve(s.length * 3);
     const n = this.buf.write(s, this.used, 'utf8');
     this.used += n;
     this.pos += n;
     return this.pos;
   }
 
-  /** Append one message record (see the top of this file); returns its end offset. */
-  appendMessage(code: number, f0: string | null, f1: string | null, f2: string | null, signature: string): number {
+  /** Append the record of an emitted message (see the top of this file); returns its end offset. */
+  appendMessage(code: number, e: EmittedMessage, signature: string): number {
+    const [f0, f1, f2] = recordFields(code, e);
     // UTF-8 takes at most 3 bytes per UTF-16 unit; the record is written whole into the buffer.
-    const max = HEADER + 4 + 3 * ((f0?.length ?? 0) + (f1?.length ?? 0) + (f2?.length ?? 0) + signature.length);
-    if (this.used + max > this.buf.length) {
-      this.flush();
-      if (max > this.buf.length) this.buf = Buffer.allocUnsafe(max);
-    }
+    this.reserve(HEADER + 4 + 3 * ((f0?.length ?? 0) + (f1?.length ?? 0) + (f2?.length ?? 0) + signature.length));
     const b = this.buf;
     const start = this.used;
     b[start] = code;
@@ -76,11 +78,7 @@ export class SpillWriter {
    * Returns the block's start.
    */
   appendIndexBlock(offsets: Float64Array, roles: Uint8Array, hashes: Uint8Array): number {
-    const size = indexBlockBytes(roles.length);
-    if (this.used + size > this.buf.length) {
-      this.flush();
-      if (size > this.buf.length) this.buf = Buffer.allocUnsafe(size);
-    }
+    this.reserve(indexBlockBytes(roles.length));
     const start = this.pos;
     const b = this.buf;
     let p = this.used;
@@ -145,12 +143,30 @@ export class SpillReader {
  * null flags included), so it stands in for the message in the exact-duplicate key.
  */
 export function emittedHash(b: Buffer, p: number): Buffer {
-  const end = p + HEADER + b.readUInt32LE(p + 2) + b.readUInt32LE(p + 6) + b.readUInt32LE(p + 10);
-  return (hash('sha256', b.subarray(p, end), 'buffer') as unknown as Buffer).subarray(0, 16);
+  return (hash('sha256', b.subarray(p, p + emittedLength(b, p)), 'buffer') as unknown as Buffer).subarray(0, 16);
+}
+
+/** Bytes of the emitted part of the record at `p` (header and fields 0-2), from its header alone. */
+export function emittedLength(b: Buffer, p: number): number {
+  return HEADER + b.readUInt32LE(p + 2) + b.readUInt32LE(p + 6) + b.readUInt32LE(p + 10);
+}
+
+/** The record's fields 0-2 of an emitted message (the inverse of decodeRecord's choice by role). */
+function recordFields(code: number, e: EmittedMessage): [string | null, string | null, string | null] {
+  switch (code) {
+    case ROLE_CODES.assistant:
+      return [e.content, e.tool_calls ?? null, null];
+    case ROLE_CODES.tool:
+      return [e.content, e.name ?? null, e.tool_call_id ?? null];
+    case ROLE_CODES.other:
+      return [e.content, e.role, null];
+    default:
+      return [e.content, null, null];
+  }
 }
 
 /** An emitted message (emit.ts) from its spill record at `p` in `b`; returns it and the record's end. */
-export function decodeRecord(b: Buffer, p: number, roleNames: readonly string[]): { message: EmittedMessage; end: number; signatureStart: number } {
+export function decodeRecord(b: Buffer, p: number): { message: EmittedMessage; end: number; signatureStart: number } {
   const code = b[p]!;
   const flags = b[p + 1]!;
   const l0 = b.readUInt32LE(p + 2);
@@ -167,17 +183,17 @@ export function decodeRecord(b: Buffer, p: number, roleNames: readonly string[])
   const end = q + 4 + sig;
   let message: EmittedMessage;
   switch (code) {
-    case 2:
+    case ROLE_CODES.assistant:
       message = { role: 'assistant', content: f0, tool_calls: f1 };
       break;
-    case 3:
+    case ROLE_CODES.tool:
       message = { role: 'tool', content: f0, name: f1, tool_call_id: f2 };
       break;
-    case 4:
+    case ROLE_CODES.other:
       message = { role: f1!, content: f0 };
       break;
     default:
-      message = { role: roleNames[code]!, content: f0 };
+      message = { role: ROLE_NAMES[code]!, content: f0 };
   }
   return { message, end, signatureStart: q + 4 };
 }

@@ -107,11 +107,10 @@ describe('encodeTrajectory + SpillWriter/SpillReader round trip', () => {
   const reader = new SpillReader();
   const norm = TRAJECTORY.map((m) => normaliseMessage(m, tally()));
   const n = TRAJECTORY.length;
-  const ROLES = ['system', 'user', 'assistant', 'tool', 'other'];
   /** Message i's record of trajectory `e`: the emitted message and the signature. */
   const record = (e: typeof enc, i: number) => {
     const b = reader.readBytes(path, e.offsets[i]!, e.offsets[i + 1]!);
-    const r = decodeRecord(b, 0, ROLES);
+    const r = decodeRecord(b, 0);
     expect(r.end).toBe(b.length);
     return { message: r.message, signature: b.toString('utf8', r.signatureStart, r.end), emitted: emittedHash(b, 0).toString('hex') };
   };

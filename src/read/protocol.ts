@@ -93,6 +93,8 @@ export interface IndexResult {
 
 /** Role codes kept per message in the main thread. */
 export const ROLE_CODES = { system: 0, user: 1, assistant: 2, tool: 3, other: 4 } as const;
+/** Role code -> name (`other` stands for any role outside the contract's four). */
+export const ROLE_NAMES: readonly string[] = Object.keys(ROLE_CODES);
 
 /** What encodeTrajectory (encode.ts) computes for one trajectory, in the worker. */
 export interface EncodedTrajectory {
