@@ -80,6 +80,14 @@ function idParts(m: ColumnMapping): string[] {
   return Array.isArray(m.id) ? [...m.id] : [m.id as string];
 }
 
+/** One row of the index pass (every parquet reader); `value(column)` is the row's value of a mapped column. */
+function addIndexRow(res: IndexResult, mapping: ColumnMapping, parts: readonly string[], value: (column: string) => unknown): void {
+  res.ids.push(trajectoryIdOf(Object.fromEntries(parts.map((c) => [c, value(c)])), mapping.id));
+  res.instances.push(value(mapping.instance));
+  res.resolved.push(value(mapping.resolved));
+  res.repos.push(mapping.repo ? value(mapping.repo) : null);
+}
+
 /** Only the small columns: never the messages or tools. */
 function indexColumns(mapping: ColumnMapping): string[] {
   return mappedColumns(mapping).filter((c) => c !== mapping.messages && c !== mapping.tools);
@@ -90,16 +98,8 @@ function indexJs(path: string, rowGroup: number, mapping: ColumnMapping): IndexR
   const res: IndexResult = { ids: [], instances: [], repos: [], resolved: [] };
   const parts = idParts(mapping);
   const columns = indexColumns(mapping);
-  const at = (c: string) => columns.indexOf(c);
-  const partAt = parts.map(at);
-  const [inst, resolved, repo] = [at(mapping.instance), at(mapping.resolved), mapping.repo ? at(mapping.repo) : -1];
   try {
-    for (const v of readRows(path, rowGroup, columns, null)) {
-      res.ids.push(trajectoryIdOf(Object.fromEntries(parts.map((c, k) => [c, v[partAt[k]!]])), mapping.id));
-      res.instances.push(v[inst]);
-      res.resolved.push(v[resolved]);
-      res.repos.push(repo >= 0 ? v[repo] : null);
-    }
+    for (const v of readRows(path, rowGroup, columns, null)) addIndexRow(res, mapping, parts, (c) => v[columns.indexOf(c)]);
   } catch (e) {
     if (e instanceof Unsupported) return null;
     throw e;
@@ -112,12 +112,7 @@ async function index(path: string, rowGroup: number, mapping: ColumnMapping): Pr
   const columns = indexColumns(mapping);
   const parts = idParts(mapping);
   await scan(path, rowGroup, columns, 8192, (get, n) => {
-    for (let i = 0; i < n; i++) {
-      res.ids.push(trajectoryIdOf(Object.fromEntries(parts.map((c) => [c, get[c]!(i)])), mapping.id));
-      res.instances.push(get[mapping.instance]!(i));
-      res.resolved.push(get[mapping.resolved]!(i));
-      res.repos.push(mapping.repo ? get[mapping.repo]!(i) : null);
-    }
+    for (let i = 0; i < n; i++) addIndexRow(res, mapping, parts, (c) => get[c]!(i));
   });
   return res;
 }
@@ -404,13 +399,9 @@ async function indexDuck(task: Extract<Task, { kind: 'index' }>): Promise<IndexR
       `WHERE file_row_number >= ${task.rowOffset} AND file_row_number < ${task.rowOffset + task.rows} ORDER BY file_row_number`,
   );
   const res: IndexResult = { ids: [], instances: [], repos: [], resolved: [] };
+  // DuckDB hands int64 labels over as BigInt; the other readers give numbers.
   const num = (v: unknown) => (typeof v === 'bigint' ? Number(v) : v);
-  for (const r of rows) {
-    res.ids.push(trajectoryIdOf(Object.fromEntries(parts.map((c, k) => [c, r[k]])), mapping.id));
-    res.instances.push(r[parts.length]);
-    res.resolved.push(num(r[parts.length + 1]));
-    res.repos.push(mapping.repo ? r[parts.length + 2] : null);
-  }
+  for (const r of rows) addIndexRow(res, mapping, parts, (c) => (c === mapping.resolved ? num(r[cols.indexOf(c)]) : r[cols.indexOf(c)]));
   return res;
 }
 
