@@ -19,7 +19,7 @@ import { type DecodeResult, type Engine, type IndexResult, type MetaResult, type
 import { Indexer, type Selected } from './select.js';
 import { MESSAGES_CANDIDATES, SchemaError, detectSchema, mappedColumns, type ColumnMapping, type Detection, type SchemaOverrides } from './sources/schema.js';
 import { SpillReader } from './spill.js';
-import { SpillTrajectory, hooksFor } from './spill-walk.js';
+import { SpillTrajectory, hooksFor, type MinedContinuation } from './spill-walk.js';
 import { EarlyWalk } from './early-walk.js';
 import type { PairRow } from './types.js';
 import { removeTemp, trackTemp } from './write/atomic.js';
@@ -61,7 +61,6 @@ export interface MineRequest {
 }
 
 export type { MinedContinuation } from './spill-walk.js';
-import type { MinedContinuation } from './spill-walk.js';
 
 /** What the walk hands to the writer: the row plus what other shapes may need. */
 export interface MinedPair {
@@ -171,6 +170,7 @@ export async function minePairs(req: MineRequest, sink: (pair: MinedPair) => Pro
   trackTemp(spillDir);
   const pool = new Pool(Math.max(1, req.workers), spillDir);
   const reader = new SpillReader();
+  const engine = req.engine ?? 'js';
   let early: EarlyWalk | null = null;
   try {
     // 1. metadata of every parquet input
@@ -178,7 +178,6 @@ export async function minePairs(req: MineRequest, sink: (pair: MinedPair) => Pro
       req.inputs.map(async (f) => {
         if (f.kind !== 'parquet') return null;
         checkParquetMagic(f.path, f.bytes);
-        const engine = req.engine ?? 'js';
         if (engine === 'wasm' && f.bytes >= 2 ** 32) {
           throw new UserError(`${f.path}: parquet-wasm (wasm32) cannot read files of 4 GiB or more; use --engine js or duckdb`, ExitCode.usage);
         }
@@ -251,7 +250,7 @@ export async function minePairs(req: MineRequest, sink: (pair: MinedPair) => Pro
       let rowOffset = 0;
       if (m) {
         m.meta.rowGroupRows.forEach((rows, rowGroup) => {
-          const task: Task = { kind: 'index', path: f.path, rowGroup, hasRepo: mapping.repo !== null, mapping, engine: req.engine ?? 'js', rowOffset, rows };
+          const task: Task = { kind: 'index', path: f.path, rowGroup, hasRepo: mapping.repo !== null, mapping, engine, rowOffset, rows };
           indexTasks.push({ input, rowGroup, rows, task });
           rowOffset += rows;
         });
@@ -315,7 +314,7 @@ export async function minePairs(req: MineRequest, sink: (pair: MinedPair) => Pro
                 keys,
                 reasoningKeys,
                 withTools,
-                engine: req.engine ?? 'js',
+                engine,
                 rowOffset: metas[loc.input]!.meta.rowGroupRows.slice(0, loc.rowGroup).reduce((a, b) => a + b, 0),
                 mapping: mapped[loc.input]!,
                 schema,
