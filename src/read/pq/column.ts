@@ -439,8 +439,8 @@ export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: Lea
     // Values: dictionary indices for the whole page, or plain values read one by one.
     let indices: Uint32Array | null = null;
     let boolRuns: Uint32Array | null = null;
-    /** Delta encodings: values (integers), or lengths and prefix lengths (strings), decoded up front. */
-    let deltaValues: number[] | null = null;
+    /** Decoded up front: integer / float values (delta, byte-stream-split), or string lengths and prefix lengths (delta). */
+    let decodedValues: number[] | null = null;
     let lengths: number[] | null = null;
     let prefixes: number[] | null = null;
     let previous: Buffer = Buffer.alloc(0);
@@ -458,7 +458,7 @@ export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: Lea
         w.advance(len);
       }
     } else if (encoding === ENC.DELTA_BINARY_PACKED && (leaf.kind === 'int32' || leaf.kind === 'int64')) {
-      deltaValues = deltaBinaryPacked(w, present, leaf.kind === 'int32' ? 32 : 64);
+      decodedValues = deltaBinaryPacked(w, present, leaf.kind === 'int32' ? 32 : 64);
     } else if (encoding === ENC.DELTA_LENGTH_BYTE_ARRAY && leaf.kind === 'string') {
       lengths = deltaBinaryPacked(w, present, 32);
     } else if (encoding === ENC.DELTA_BYTE_ARRAY && leaf.kind === 'string') {
@@ -472,7 +472,7 @@ export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: Lea
       const joined = Buffer.allocUnsafe(present * size);
       for (let j = 0; j < present; j++) for (let k = 0; k < size; k++) joined[j * size + k] = w.buf[w.pos + k * present + j]!;
       w.advance(present * size);
-      deltaValues = Array.from({ length: present }, (_, j) => read(joined, j * size));
+      decodedValues = Array.from({ length: present }, (_, j) => read(joined, j * size));
     } else if (encoding === ENC.RLE && leaf.kind === 'boolean') {
       // Booleans in v2 pages: a 4-byte length, then RLE / bit-packed runs of width 1.
       boolRuns = new Uint32Array(present);
@@ -527,8 +527,8 @@ export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: Lea
             w.advance(len);
           } else w.skip(len);
           nextIndex++;
-        } else if (deltaValues) {
-          v = deltaValues[nextIndex++];
+        } else if (decodedValues) {
+          v = decodedValues[nextIndex++];
         } else if (skipString && !keep) {
           // The common case, inlined: the length and bytes of a value nobody wants.
           let len: number;
