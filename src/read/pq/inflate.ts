@@ -51,10 +51,6 @@ function nativeZstd(): ZstdNapiBinding | null {
   return native;
 }
 
-export function zstdImplementation(): 'zstd-napi' | 'fzstd' {
-  return nativeZstd() ? 'zstd-napi' : 'fzstd';
-}
-
 /**
  * Decompression contexts not in use. Each page being read needs its own (the leaves of a column are
  * read in step, so several pages are open at once); a finished page gives its context back.
