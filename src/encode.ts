@@ -18,12 +18,17 @@ export function roleCode(role: string): number {
   return Object.hasOwn(ROLE_CODES, role) && role !== 'other' ? ROLE_CODES[role as keyof typeof ROLE_CODES] : ROLE_CODES.other;
 }
 
-/** Truncated SHA-256: 128 bits make an accidental collision in one instance's walk negligible. */
+/**
+ * Truncated SHA-256 of the key's UTF-16LE code units: 128 bits make an accidental collision in one
+ * instance's walk negligible. Contract 9.9: keys compare as UTF-16 strings, and UTF-8 would map every
+ * lone surrogate to U+FFFD (not injective). UTF-16LE also hashes as fast as UTF-8 (no transcoding).
+ */
 export function keyHash(key: string | readonly string[]): Buffer {
-  if (typeof key === 'string') return (hash('sha256', key, 'buffer') as unknown as Buffer).subarray(0, HASH_BYTES);
-  // Piece by piece: joining would copy every (large) tool output into a garbage string.
+  if (typeof key === 'string') return (hash('sha256', Buffer.from(key, 'utf16le'), 'buffer') as unknown as Buffer).subarray(0, HASH_BYTES);
+  // Piece by piece: joining would copy every (large) tool output into a garbage string. UTF-16LE of
+  // the concatenation is the concatenation of the pieces' UTF-16LE, whatever the split.
   const h = createHash('sha256');
-  for (const p of key) h.update(p);
+  for (const p of key) h.update(p, 'utf16le');
   return h.digest().subarray(0, HASH_BYTES);
 }
 

@@ -1,7 +1,8 @@
 // The contract's tunable rules and their defaults (contract sections 3-5).
 import { DEFAULT_REASONING_KEYS } from './sign.js';
 
-export const CONTRACT_VERSION = 1;
+/** Mining contract version (v2: norm splits lines on "\n" only; keys compare as UTF-16 strings). */
+export const CONTRACT_VERSION = 2;
 
 export interface MiningOptions {
   maxPerSide: number;

@@ -5,7 +5,7 @@ import { makeRow } from './emit.js';
 import { HASH_BYTES } from './encode.js';
 import { ROLE_NAMES, type DecodedTrajectory, type WalkTrajectory } from './read/protocol.js';
 import { continuation, type LossMessage } from './shapes/continuation.js';
-import { HEADER as SPILL_HEADER, SpillReader, decodeRecord, emittedHash, emittedLength, readIndexBlock } from './spill.js';
+import { HEADER as SPILL_HEADER, SIGNATURE_UTF16, SpillReader, decodeRecord, emittedHash, emittedLength, readIndexBlock } from './spill.js';
 import type { EmittedMessage, PairRow } from './types.js';
 import { assistantTurn, type Walkable } from './walk.js';
 
@@ -89,8 +89,9 @@ export class SpillTrajectory implements Walkable {
   signature(reader: SpillReader, i: number): string {
     const o = this.a.offsets;
     // The signature ends the record; its start follows from the header's field lengths.
-    const start = o[i]! + emittedLength(reader.readBytes(this.spillPath, o[i]!, o[i]! + SPILL_HEADER), 0) + 4;
-    return reader.read(this.spillPath, start, o[i + 1]!);
+    const header = reader.readBytes(this.spillPath, o[i]!, o[i]! + SPILL_HEADER);
+    const start = o[i]! + emittedLength(header, 0) + 4;
+    return reader.readBytes(this.spillPath, start, o[i + 1]!).toString(header[1]! & SIGNATURE_UTF16 ? 'utf16le' : 'utf8');
   }
 }
 

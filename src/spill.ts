@@ -3,8 +3,11 @@
 // size. Rows are rebuilt from the spill when the walk emits them.
 //
 // One record per message (little endian):
-//   u8 role code, u8 null flags (bit k: field k is null), u32 x3 byte lengths of fields 0..2,
-//   field 0 (content), field 1, field 2, u32 byte length of the signature, the signature.
+//   u8 role code, u8 flags (bit k: field k is null; bit 3+k: field k is UTF-16LE; bit 6: the signature
+//   is UTF-16LE), u32 x3 byte lengths of fields 0..2, field 0 (content), field 1, field 2, u32 byte
+//   length of the signature, the signature.
+// Text is UTF-8, except a string holding a lone surrogate: UTF-8 would turn it into U+FFFD, changing
+// the output and making two different messages hash alike (contract 9.9), so it is kept as UTF-16LE.
 // Fields 1 and 2: assistant -> tool_calls as emitted (JSON text), unused; tool -> name, tool_call_id;
 // a role outside the contract's four -> the role itself, unused. The bytes from the role code to the
 // end of field 2 determine the emitted message (emit.ts) and nothing else, so their hash decides
@@ -15,8 +18,13 @@ import { ROLE_CODES, ROLE_NAMES } from './read/protocol.js';
 import type { EmittedMessage } from './types.js';
 
 const FLUSH_BYTES = 1 << 20;
+/** Flags bit: the signature is stored as UTF-16LE. */
+export const SIGNATURE_UTF16 = 64;
 /** Role code, null flags and three field lengths. */
 export const HEADER = 14;
+
+/** `String.prototype.isWellFormed` (Node 20 has it; the ES2023 lib typings do not): no lone surrogate. */
+const isWellFormed = (s: string): boolean => (s as unknown as { isWellFormed(): boolean }).isWellFormed();
 
 export class SpillWriter {
   private readonly fd: number;
@@ -55,16 +63,20 @@ export class SpillWriter {
     const b = this.buf;
     const start = this.used;
     b[start] = code;
-    b[start + 1] = (f0 === null ? 1 : 0) | (f1 === null ? 2 : 0) | (f2 === null ? 4 : 0);
+    let flags = 0;
     let p = start + HEADER;
     const fields = [f0, f1, f2];
     for (let k = 0; k < 3; k++) {
       const f = fields[k];
-      const n = f ? b.write(f, p, 'utf8') : 0;
+      if (f === null || f === undefined) flags |= 1 << k;
+      else if (!isWellFormed(f)) flags |= 8 << k;
+      const n = f ? b.write(f, p, flags & (8 << k) ? 'utf16le' : 'utf8') : 0;
       b.writeUInt32LE(n, start + 2 + 4 * k);
       p += n;
     }
-    const n = signature ? b.write(signature, p + 4, 'utf8') : 0;
+    if (!isWellFormed(signature)) flags |= SIGNATURE_UTF16;
+    b[start + 1] = flags;
+    const n = signature ? b.write(signature, p + 4, flags & SIGNATURE_UTF16 ? 'utf16le' : 'utf8') : 0;
     b.writeUInt32LE(n, p);
     p += 4 + n;
     this.pos += p - start;
@@ -173,11 +185,11 @@ export function decodeRecord(b: Buffer, p: number): { message: EmittedMessage; e
   const l1 = b.readUInt32LE(p + 6);
   const l2 = b.readUInt32LE(p + 10);
   let q = p + HEADER;
-  const f0 = flags & 1 ? null : b.toString('utf8', q, q + l0);
+  const f0 = flags & 1 ? null : b.toString(flags & 8 ? 'utf16le' : 'utf8', q, q + l0);
   q += l0;
-  const f1 = flags & 2 ? null : b.toString('utf8', q, q + l1);
+  const f1 = flags & 2 ? null : b.toString(flags & 16 ? 'utf16le' : 'utf8', q, q + l1);
   q += l1;
-  const f2 = flags & 4 ? null : b.toString('utf8', q, q + l2);
+  const f2 = flags & 4 ? null : b.toString(flags & 32 ? 'utf16le' : 'utf8', q, q + l2);
   q += l2;
   const sig = b.readUInt32LE(q);
   const end = q + 4 + sig;
@@ -196,6 +208,12 @@ export function decodeRecord(b: Buffer, p: number): { message: EmittedMessage; e
       message = { role: ROLE_NAMES[code]!, content: f0 };
   }
   return { message, end, signatureStart: q + 4 };
+}
+
+/** The signature of the record at `p` in `b` (the whole record must be in `b`). */
+export function decodeSignature(b: Buffer, p: number): string {
+  const start = p + emittedLength(b, p) + 4;
+  return b.toString(b[p + 1]! & SIGNATURE_UTF16 ? 'utf16le' : 'utf8', start, start + b.readUInt32LE(start - 4));
 }
 
 /** Bytes of the index block of an n-message trajectory. */

@@ -580,7 +580,7 @@ describe('--card', () => {
     expect(files).toContain('dev.parquet');
 
     expect(text).toContain(`divergence-mine mine ${args.join(' ')}`);
-    expect(text).toContain('Mining contract version: **1**');
+    expect(text).toContain('Mining contract version: **2**');
     expect(text).toContain('Shape: **trl**');
     expect(text).toContain(`| trajectories read |  | ${c.trajectories_read} |`);
     expect(text).toContain(`| **pairs emitted** | = | ${c.pairs_emitted} |`);

@@ -346,14 +346,21 @@ describe('normaliseMessage: fields kept per role (contract section 2)', () => {
   });
 });
 
-// The contract names only "\r\n" -> "\n" and "every line" without defining a line break other than
-// "\n". The code strips blanks before ANY JavaScript line terminator (lone "\r", U+2028, U+2029),
-// because `/[ \t]+$/gm` treats them as line ends. A reading that splits on "\n" only (e.g. Python's
-// re.M) would keep these blanks. These rows pin the code's choice; see the report to the lead.
-describe('norm: readings the contract leaves open (pins the code\'s current choice)', () => {
+// Contract v2 (sections 3 and 9.5): "\n" is the only line end. A v1 implementation that stripped blanks
+// before every JavaScript line terminator (lone "\r", U+2028, U+2029, as `/[ \t]+$/gm` does) fails
+// every row below that keeps a blank before one of them.
+describe('norm: "\\n" is the only line end (contract v2)', () => {
   const cases: [string, string, string][] = [
-    ['lone CR (progress-bar output) ends a line', '50% \r100% ', '50%\r100%'],
-    ['U+2028 ends a line', 'a \u2028b', 'a\u2028b'],
+    ['a lone CR (progress-bar output) is an ordinary character', '50% \r100% ', '50% \r100%'],
+    ['blanks before a lone CR inside a line are kept', 'a \t\rb\nc', 'a \t\rb\nc'],
+    ['a lone CR before blanks and "\\n": only the blanks after it go', 'a \r \nb', 'a \r\nb'],
+    ['CRLF is one line end, blanks before it go', 'a \t\r\nb', 'a\nb'],
+    ['U+2028 is an ordinary character', 'a \u2028b', 'a \u2028b'],
+    ['U+2029 is an ordinary character', 'a\t\u2029b', 'a\t\u2029b'],
+    ['blanks before "\\n" go even after a lone CR', 'x\r  \ny', 'x\r\ny'],
+    ['trim() still removes U+2028 and a lone CR at the ends of the whole string', '\u2028 a \r', 'a'],
+    ['no-break space is not a blank at a line end', 'a\u00a0 \nb', 'a\u00a0\nb'],
+    ['a lone surrogate is kept as is', 'a\ud800 \nb', 'a\ud800\nb'],
   ];
   it.each(cases)('%s', (_name, input, expected) => {
     expect(norm(input)).toBe(expected);

@@ -15,7 +15,7 @@ import { encodeTrajectory, HASH_BYTES, keyHash, roleCode } from '../src/encode.j
 import { normaliseMessage, type NormaliseTally } from '../src/normalise.js';
 import { ROLE_CODES } from '../src/read/protocol.js';
 import { actionSignature, DEFAULT_REASONING_KEYS } from '../src/sign.js';
-import { decodeRecord, emittedHash, SpillReader, SpillWriter } from '../src/spill.js';
+import { decodeRecord, decodeSignature, emittedHash, SpillReader, SpillWriter } from '../src/spill.js';
 import type { ToolCall } from '../src/types.js';
 
 const DEFAULT = new Set(DEFAULT_REASONING_KEYS);
@@ -24,7 +24,8 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let fileNo = 0;
 const spillPath = () => join(dir, `spill-${fileNo++}.bin`);
 const tally = (): NormaliseTally => ({ malformed_arguments: 0, unknown_roles: 0 });
-const sha16 = (s: string) => createHash('sha256').update(s, 'utf8').digest().subarray(0, 16);
+// Contract 9.9: keys are hashed as their UTF-16 code units (little endian), an injective encoding.
+const sha16 = (s: string) => createHash('sha256').update(Buffer.from(s, 'utf16le')).digest().subarray(0, 16);
 
 // --- real upstream values (CC-BY-4.0 © Nebius) -------------------------------------------------
 const THINK_ARGS = String.raw`{"thought": "Let me search for relevant files and methods. The issue is about the Variable class inheriting from xarray.DataArray and having problems with the diff method. I need to:\n\n1. Look at the Variable class definition\n2. Understand how it inherits from xarray.DataArray\n3. See what happens when diff is called on a Variable\n4. Find where constraints are processed\n5. Understand how the diff operation affects the optimization\n\nLet me start by looking at the variables.py file since that's where the Variable class should be defined."}`;
@@ -88,10 +89,34 @@ describe('roleCode', () => {
 });
 
 describe('keyHash', () => {
-  it('is the first 16 bytes of the SHA-256 of the key', () => {
+  it('is the first 16 bytes of the SHA-256 of the key\'s UTF-16LE code units', () => {
     expect(HASH_BYTES).toBe(16);
     const key = 'tool\nthink\nYour thought has been logged.';
     expect(Buffer.from(keyHash(key)).equals(sha16(key))).toBe(true);
+  });
+
+  // Keys that differ only in lone surrogates are different JavaScript strings (contract 9.9); UTF-8
+  // maps every lone surrogate to U+FFFD, so a v1 UTF-8 hash gives each pair below one hash.
+  const distinct: [string, string, string][] = [
+    ['a lone high vs a lone low surrogate', 'tool\nx\n\ud800', 'tool\nx\n\udc00'],
+    ['two different lone high surrogates', 'text \ud83d', 'text \ud83e'],
+    ['a lone surrogate vs U+FFFD itself', 'text \ud800', 'text \ufffd'],
+    ['a reversed pair vs two U+FFFD', 'text \udc00\ud800', 'text \ufffd\ufffd'],
+  ];
+  it.each(distinct)('%s: different hashes', (_name, a, b) => {
+    expect(Buffer.from(a, 'utf8').equals(Buffer.from(b, 'utf8'))).toBe(true); // what UTF-8 would hash
+    expect(Buffer.from(keyHash(a)).equals(keyHash(b))).toBe(false);
+  });
+
+  // The spill hashes a key piece by piece: the hash must depend on the whole string only, also when
+  // a surrogate pair is split between two pieces.
+  const splits: [string, string[]][] = [
+    ['plain pieces', ['tool\n', 'execute_bash', '\n', 'ok']],
+    ['a surrogate pair split between two pieces', ['text \ud83d', '\udd27 done']],
+    ['an empty piece', ['assistant\n', '', 'text x']],
+  ];
+  it.each(splits)('%s: same hash as the joined key', (_name, parts) => {
+    expect(Buffer.from(keyHash(parts)).equals(keyHash(parts.join('')))).toBe(true);
   });
 });
 
@@ -112,7 +137,7 @@ describe('encodeTrajectory + SpillWriter/SpillReader round trip', () => {
     const b = reader.readBytes(path, e.offsets[i]!, e.offsets[i + 1]!);
     const r = decodeRecord(b, 0);
     expect(r.end).toBe(b.length);
-    return { message: r.message, signature: b.toString('utf8', r.signatureStart, r.end), emitted: emittedHash(b, 0).toString('hex') };
+    return { message: r.message, signature: decodeSignature(b, 0), emitted: emittedHash(b, 0).toString('hex') };
   };
 
   it('key, roles, and one hash per message', () => {
@@ -275,6 +300,28 @@ describe('SpillWriter', () => {
   });
 });
 
+describe('strings with lone surrogates read back unchanged (contract 9.9)', () => {
+  const cases: [string, unknown][] = [
+    ['user content', { role: 'user', content: 'progress \ud800 50%' }],
+    ['tool name and call id', { role: 'tool', content: 'ok\udc00', name: 'n\ud83d', tool_call_id: 'id\udfff' }],
+    ['tool-call arguments (signature and tool_calls)', { role: 'assistant', content: 'c\ud800', tool_calls: [{ id: 'i', type: 'function', function: { name: 'f\udc00', arguments: { command: 'echo \ud800' } } }] }],
+    ['text-only assistant reply (signature)', { role: 'assistant', content: 'done \udbff', tool_calls: null }],
+    ['a well-formed pair next to a lone surrogate', { role: 'user', content: '\ud83d\udd27 \ud83d' }],
+  ];
+  it.each(cases)('%s', (_name, raw) => {
+    const path = spillPath();
+    const w = new SpillWriter(path);
+    const e = encodeTrajectory(0, [raw], DEFAULT, tally(), w);
+    w.close();
+    const reader = new SpillReader();
+    const b = reader.readBytes(path, e.offsets[0]!, e.offsets[1]!);
+    reader.close();
+    const m = normaliseMessage(raw as Record<string, unknown>, tally());
+    expect(JSON.stringify(decodeRecord(b, 0).message)).toBe(JSON.stringify(emitMessage(m)));
+    expect(decodeSignature(b, 0)).toBe(m.role === 'assistant' ? actionSignature(m as { content: string | null; tool_calls: ToolCall[] | null }, DEFAULT) : '');
+  });
+});
+
 describe('emitted hashes tell apart exactly the emitted messages that differ', () => {
   const path = spillPath();
   const w = new SpillWriter(path);
@@ -292,6 +339,9 @@ describe('emitted hashes tell apart exactly the emitted messages that differ', (
     ['another call id', base, { ...base, tool_call_id: 'call-2' }],
     ['an unknown role vs another unknown role', { role: 'developer', content: 'x' }, { role: 'critic', content: 'x' }],
     ['user vs system', { role: 'user', content: 'x' }, { role: 'system', content: 'x' }],
+    // Contract 9.9: stored as UTF-8, both would be "x\ufffd" (a v1 spill fails these).
+    ['lone high vs lone low surrogate in content', { role: 'user', content: 'x\ud800' }, { role: 'user', content: 'x\udc00' }],
+    ['a lone surrogate vs U+FFFD in a tool name', { ...base, name: 'a\ud800' }, { ...base, name: 'a\ufffd' }],
   ])('%s', (_, a, b) => {
     expect(hashOf(a)).not.toBe(hashOf(b));
   });

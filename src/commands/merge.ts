@@ -54,7 +54,17 @@ export function checkCompatible(parts: PartStats[]): number {
       }
     }
   };
-  same('contract version', (d) => d.contract_version);
+  // Keys and filters differ between contract versions (v2 changed norm), so the parts' pairs and
+  // counters do not add up to any one run.
+  for (const p of parts) {
+    if (p.doc.contract_version !== first.doc.contract_version) {
+      throw new UserError(
+        `${p.path}: mined under mining contract v${p.doc.contract_version}, but ${first.path} under v${first.doc.contract_version}; ` +
+          `partitions of different contract versions cannot be merged (re-mine the v${Math.min(Number(p.doc.contract_version), Number(first.doc.contract_version))} partitions)`,
+        ExitCode.usage,
+      );
+    }
+  }
   same('input fingerprint', (d) => d.input_fingerprint);
   same('options', (d) => d.options);
   same('shape', (d) => d.shape);

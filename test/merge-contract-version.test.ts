@@ -1,0 +1,66 @@
+// `merge` refuses partition stats mined under different mining contract versions (v2 changed norm,
+// so v1 and v2 partitions do not add up to one run). Runs the BUILT CLI on the bundled fixture
+// (real rows of nebius/SWE-rebench-openhands-trajectories, CC-BY-4.0 © Nebius).
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const BIN = join(ROOT, 'bin', 'divergence-mine');
+const INPUT = join(ROOT, 'fixtures', 'sampling.parquet');
+let dir = '';
+const p = (s: string) => join(dir, s);
+
+async function cli(args: string[]): Promise<{ code: number; stderr: string }> {
+  try {
+    const r = await run(process.execPath, [BIN, ...args], { timeout: 60_000 });
+    return { code: 0, stderr: r.stderr };
+  } catch (e) {
+    const err = e as { code?: number; stderr?: string };
+    return { code: typeof err.code === 'number' ? err.code : -1, stderr: err.stderr ?? '' };
+  }
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'dm-merge-version-'));
+  for (const i of [0, 1]) {
+    const r = await cli(['mine', INPUT, '--partition', `${i}/2`, '--out', p(`${i}.jsonl`), '--stats', p(`${i}.json`), '--quiet', '--workers', '1']);
+    expect(r.code, r.stderr).toBe(0);
+  }
+  // Partition 1 as a v1 run would have recorded it.
+  const v1 = JSON.parse(readFileSync(p('1.json'), 'utf8'));
+  v1.contract_version = 1;
+  writeFileSync(p('1.v1.json'), JSON.stringify(v1));
+}, 120_000);
+afterAll(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('merge and the contract version', () => {
+  it('mine records contract version 2 in the stats', () => {
+    expect(JSON.parse(readFileSync(p('0.json'), 'utf8')).contract_version).toBe(2);
+  });
+
+  it('merges two v2 partitions', async () => {
+    const r = await cli(['merge', p('0.jsonl'), p('1.jsonl'), '--stats', p('0.json'), '--stats', p('1.json'), '--out', p('ok.jsonl'), '--quiet']);
+    expect(r.code, r.stderr).toBe(0);
+  });
+
+  it.each([
+    ['v2 first, v1 second', ['0.json', '1.v1.json'], /1\.v1\.json: mined under mining contract v1, but .*0\.json under v2/],
+    ['v1 first, v2 second', ['1.v1.json', '0.json'], /0\.json: mined under mining contract v2, but .*1\.v1\.json under v1/],
+  ])('refuses %s with one clear line, exit 2, no output', async (_name, stats, message) => {
+    const out = p(`mixed-${stats[0]}.jsonl`);
+    const r = await cli(['merge', p('0.jsonl'), p('1.jsonl'), '--stats', p(stats[0]!), '--stats', p(stats[1]!), '--out', out]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(message);
+    expect(r.stderr).toMatch(/cannot be merged/);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(existsSync(out)).toBe(false);
+  });
+});
