@@ -28,6 +28,23 @@ export class UserError extends Error {
   }
 }
 
+/**
+ * An error raised by a third-party decoder (parquet-wasm, apache-arrow IPC, DuckDB) while reading a
+ * file: about the file's bytes, so exit 5 (read/pool.ts), unlike a bug in our own code (exit 1).
+ */
+export class DecoderError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'DecoderError';
+  }
+}
+
+/** `e` as a DecoderError, unless it already says what it is (a UserError, a wasm trap). */
+export function asDecoderError(e: unknown): unknown {
+  if (e instanceof UserError || e instanceof DecoderError || (e instanceof Error && e.name === 'RuntimeError')) return e;
+  return new DecoderError(e instanceof Error ? e.message : String(e));
+}
+
 /** Serialisable form, so workers can send a UserError across the thread boundary. */
 export interface ErrorPayload {
   message: string;
@@ -40,5 +57,12 @@ export interface ErrorPayload {
 export function toPayload(err: unknown): ErrorPayload {
   if (err instanceof UserError) return { message: err.message, exitCode: err.exitCode };
   if (err instanceof Error) return { message: err.message, exitCode: null, name: err.name, stack: err.stack };
-  return { message: String(err), exitCode: null };
+  // A thrown non-Error (a string, a number, an object): its text, never "undefined".
+  let text: string;
+  try {
+    text = typeof err === 'object' && err !== null ? JSON.stringify(err) : String(err);
+  } catch {
+    text = Object.prototype.toString.call(err);
+  }
+  return { message: `a non-Error value was thrown: ${text}`, exitCode: null, name: 'NonError' };
 }

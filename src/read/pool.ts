@@ -1,8 +1,10 @@
-// A fixed pool of decode workers with a FIFO task queue. A worker that dies (wasm trap, OOM) fails
-// its task with an error naming what it was reading; the caller turns that into a one-line message.
+// A fixed pool of decode workers with a FIFO task queue. Every task settles: a worker that dies (wasm
+// trap, out of memory, an uncaught throw), a reply that cannot be deserialised, or a failed task fails
+// it with an error naming what it was reading. Bad bytes (UserError, decoder errors, wasm traps) are
+// one-line input errors; anything else is a bug in our code: exit 1 with the worker's stack.
 import { join } from 'node:path';
-import { Worker } from 'node:worker_threads';
-import { ExitCode, UserError } from '../errors.js';
+import { Worker, type ResourceLimits } from 'node:worker_threads';
+import { ExitCode, UserError, type ErrorPayload } from '../errors.js';
 import type { Task, WorkerReply } from './protocol.js';
 
 interface Pending {
@@ -34,6 +36,42 @@ function explain(err: { name?: string; message: string }): string {
   return err.message;
 }
 
+/** Errors about the input's bytes: a third-party decoder's error (errors.ts DecoderError) or a wasm trap. */
+const INPUT_ERRORS = new Set(['DecoderError', 'RuntimeError']);
+
+/** A bug in a worker (ours, not the input's): the CLI prints the stack and exits 1. */
+function internalError(task: Task | undefined, err: ErrorPayload): Error {
+  const e = new Error(`${task ? describe(task) : 'worker'}: ${err.name ?? 'error'} in a worker: ${err.message}`);
+  e.name = 'WorkerBug';
+  e.stack = `${e.name}: ${e.message}\n${err.stack ? `worker stack:\n${err.stack}` : '(no stack: the worker threw a non-Error value)'}`;
+  return e;
+}
+
+/** The error a failed task's reply (or a worker's death) stands for. */
+export function taskError(task: Task | undefined, err: ErrorPayload): Error {
+  if (err.exitCode !== null) return new UserError(err.message, err.exitCode);
+  if (INPUT_ERRORS.has(err.name ?? '')) return new UserError(`${task ? describe(task) : 'decoder'}: cannot decode: ${explain(err)}`, ExitCode.corrupt);
+  return internalError(task, err);
+}
+
+/** What a worker's 'error' event carries, as a payload: any value can be thrown. */
+function deathPayload(err: unknown): ErrorPayload {
+  if (err instanceof Error) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ERR_WORKER_OUT_OF_MEMORY') {
+      return { message: `a worker ran out of memory (${err.message}); try fewer --workers or more memory`, exitCode: ExitCode.bug };
+    }
+    return { message: err.message, exitCode: null, name: err.name, stack: err.stack };
+  }
+  return { message: `a worker died throwing a non-Error value: ${String(err)}`, exitCode: null, name: 'NonError' };
+}
+
+export interface PoolOptions {
+  /** The worker script (tests give their own); default read/worker.js. */
+  workerUrl?: URL;
+  resourceLimits?: ResourceLimits;
+}
+
 export class Pool {
   private readonly workers: Worker[] = [];
   private readonly busy = new Map<Worker, Pending>();
@@ -41,19 +79,22 @@ export class Pool {
   private nextId = 0;
   private closed = false;
   /** Set when the last worker died: later tasks fail with it instead of waiting forever. */
-  private dead: UserError | null = null;
+  private dead: Error | null = null;
 
   constructor(
     size: number,
     private readonly spillDir: string,
+    options: PoolOptions = {},
   ) {
-    const url = new URL('./worker.js', import.meta.url);
+    const url = options.workerUrl ?? new URL('./worker.js', import.meta.url);
     for (let k = 0; k < size; k++) {
-      const w = new Worker(url, { workerData: { spillPath: this.spillPath(k), spillIndex: k } });
+      const w = new Worker(url, { workerData: { spillPath: this.spillPath(k), spillIndex: k }, ...(options.resourceLimits ? { resourceLimits: options.resourceLimits } : {}) });
       w.on('message', (reply: WorkerReply) => this.onReply(w, reply));
-      w.on('error', (err) => this.onDeath(w, err));
+      // A reply that cannot be deserialised here: its task would otherwise wait forever.
+      w.on('messageerror', (err) => this.onUnreadable(w, err));
+      w.on('error', (err) => this.onDeath(w, deathPayload(err)));
       w.on('exit', (code) => {
-        if (!this.closed) this.onDeath(w, new Error(`decoder exited with code ${code}`));
+        if (!this.closed) this.onDeath(w, { message: `a worker exited unexpectedly with code ${code}`, exitCode: null, name: 'WorkerExit' });
       });
       this.workers.push(w);
     }
@@ -95,17 +136,23 @@ export class Pool {
     if (!p || p.id !== reply.id) return;
     this.busy.delete(w);
     if (reply.ok) p.resolve(reply.result);
-    else if (reply.error.exitCode !== null) p.reject(new UserError(reply.error.message, reply.error.exitCode));
-    else p.reject(new UserError(`${describe(p.task)}: cannot decode: ${explain(reply.error)}`, ExitCode.corrupt));
+    else p.reject(taskError(p.task, reply.error));
     this.pump();
   }
 
-  private onDeath(w: Worker, err: Error): void {
+  private onUnreadable(w: Worker, err: Error): void {
+    const p = this.busy.get(w);
+    this.busy.delete(w);
+    p?.reject(internalError(p.task, { message: `its reply could not be deserialised (${err.message})`, exitCode: null, name: err.name, stack: err.stack }));
+    this.pump();
+  }
+
+  private onDeath(w: Worker, err: ErrorPayload): void {
     const p = this.busy.get(w);
     this.busy.delete(w);
     const idx = this.workers.indexOf(w);
     if (idx >= 0) this.workers.splice(idx, 1);
-    const error = new UserError(`${p ? describe(p.task) : 'decoder'}: cannot decode: ${explain(err)}`, ExitCode.corrupt);
+    const error = taskError(p?.task, err);
     p?.reject(error);
     // Without a live worker, nothing queued can run: fail it all with the same cause.
     if (this.workers.length === 0) {

@@ -5,18 +5,19 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { tableFromIPC, type Data } from 'apache-arrow';
 import { ParquetFile } from 'parquet-wasm';
 import { encodeTrajectory, type SignatureScheme } from '../encode.js';
-import { ExitCode, UserError, toPayload } from '../errors.js';
+import { ExitCode, UserError, asDecoderError } from '../errors.js';
 import type { NormaliseTally } from '../normalise.js';
 import { mappedColumns, parseTools, toStandardRow, trajectoryIdOf, type ColumnMapping, type SchemaName } from '../sources/schema.js';
 import { SpillWriter } from '../spill.js';
 import { jsonlLines, parseJsonLine } from './jsonl-lines.js';
 import { isLabelType, isStringType, isTrajectoryType, makeGetter, type Getter } from './arrow-values.js';
-import type { DecodeResult, DecodedTrajectory, EncodedTrajectory, IndexResult, MetaResult, SampleResult, Task, WalkResult, WorkerReply } from './protocol.js';
+import type { DecodeResult, DecodedTrajectory, EncodedTrajectory, IndexResult, MetaResult, SampleResult, Task, WalkResult } from './protocol.js';
 import { emptyCounters } from '../counters.js';
 import { SpillReader } from '../spill.js';
 import { SpillTrajectory, hooksFor } from '../spill-walk.js';
 import { walkInstance } from '../walk.js';
 import { fileMeta, footer, readRows, Unsupported } from './pq/reader.js';
+import { serve } from './serve.js';
 
 interface WasmBatch {
   readonly numRows: number;
@@ -25,17 +26,41 @@ interface WasmBatch {
   free(): void;
 }
 
+/** Runs a call into a third-party decoder: what it throws is about the file's bytes (errors.ts DecoderError). */
+async function decoder<T>(f: () => T | Promise<T>): Promise<T> {
+  try {
+    return await f();
+  } catch (e) {
+    throw asDecoderError(e);
+  }
+}
+
+/** A decoder's stream, its errors as DecoderErrors; the loop body (our code) stays outside. */
+async function* decoderStream<T>(open: () => Promise<unknown>): AsyncGenerator<T> {
+  const it = (await decoder(open)) as AsyncIterable<T>;
+  const iter = await decoder(() => it[Symbol.asyncIterator]());
+  for (;;) {
+    const r = await decoder(() => iter.next());
+    if (r.done) return;
+    yield r.value;
+  }
+}
+
 const { spillPath, spillIndex } = workerData as { spillPath: string; spillIndex: number };
 let spill: SpillWriter | null = null;
 const files = new Map<string, ParquetFile>();
 
 async function open(path: string): Promise<ParquetFile> {
   let f = files.get(path);
-  if (!f) files.set(path, (f = await ParquetFile.fromFile(await openAsBlob(path))));
+  if (!f) files.set(path, (f = await decoder(async () => ParquetFile.fromFile(await openAsBlob(path)))));
   return f;
 }
 
 async function meta(path: string): Promise<MetaResult> {
+  return decoder(() => metaWasm(path));
+}
+
+async function metaWasm(path: string): Promise<MetaResult> {
   const f = await open(path);
   const md = f.metadata();
   const rowGroupRows = md.rowGroups().map((g) => g.numRows());
@@ -62,9 +87,8 @@ async function scan(
   each: (get: Record<string, Getter>, n: number) => void,
 ): Promise<void> {
   const f = await open(path);
-  const stream = await f.stream({ rowGroups: [rowGroup], columns, batchSize });
-  for await (const wasmBatch of stream as unknown as AsyncIterable<{ intoIPCStream(): Uint8Array }>) {
-    const table = tableFromIPC(wasmBatch.intoIPCStream());
+  for await (const wasmBatch of decoderStream<{ intoIPCStream(): Uint8Array }>(() => f.stream({ rowGroups: [rowGroup], columns, batchSize }))) {
+    const table = await decoder(() => tableFromIPC(wasmBatch.intoIPCStream()));
     for (const batch of table.batches) {
       const get: Record<string, Getter> = {};
       for (const name of columns) {
@@ -120,10 +144,9 @@ async function index(path: string, rowGroup: number, mapping: ColumnMapping): Pr
 /** The first row of row group 0, `columns` only, for schema detection (one-row batches: nothing more is decoded). */
 async function sample(path: string, columns: string[]): Promise<SampleResult> {
   const f = await open(path);
-  if (f.metadata().numRowGroups() === 0) return { row: null };
-  const stream = await f.stream({ rowGroups: [0], columns, batchSize: 1, limit: 1 });
-  for await (const wasmBatch of stream as unknown as AsyncIterable<WasmBatch>) {
-    const batch = tableFromIPC(wasmBatch.intoIPCStream()).batches[0]; // intoIPCStream consumes (frees) the wasm batch
+  if ((await decoder(() => f.metadata().numRowGroups())) === 0) return { row: null };
+  for await (const wasmBatch of decoderStream<WasmBatch>(() => f.stream({ rowGroups: [0], columns, batchSize: 1, limit: 1 }))) {
+    const batch = (await decoder(() => tableFromIPC(wasmBatch.intoIPCStream()))).batches[0]; // intoIPCStream consumes (frees) the wasm batch
     if (!batch || batch.numRows === 0) continue;
     const row: Record<string, unknown> = {};
     for (const name of columns) row[name] = makeGetter(batch.data.children[batch.schema.fields.findIndex((fl) => fl.name === name)] as Data)(0);
@@ -214,8 +237,8 @@ async function decodeDuck(task: Extract<Task, { kind: 'decode' }>): Promise<Deco
   const sql =
     `SELECT file_row_number, to_json(${sqlIdent(task.mapping.messages)})::VARCHAR${tools} FROM read_parquet(${sqlString(task.path)}, file_row_number=true) ` +
     `WHERE file_row_number IN (${[...keyOf.keys()].join(',')}) ORDER BY file_row_number`;
-  const res = await conn.stream(sql);
-  for (let chunk = await res.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await res.fetchChunk()) {
+  const res = await decoder(() => conn.stream(sql));
+  for (let chunk = await decoder(() => res.fetchChunk()); chunk && chunk.rowCount > 0; chunk = await decoder(() => res.fetchChunk())) {
     const rn = chunk.getColumnVector(0);
     const js = chunk.getColumnVector(1);
     const tv = tools ? chunk.getColumnVector(2) : null;
@@ -279,14 +302,13 @@ async function decode(task: Extract<Task, { kind: 'decode' }>): Promise<DecodeRe
   let next = 0;
   const w = spillWriter();
   const f = await open(task.path);
-  const stream = await f.stream({ rowGroups: [task.rowGroup], columns, batchSize: 256 });
-  for await (const wasmBatch of stream as unknown as AsyncIterable<WasmBatch>) {
+  for await (const wasmBatch of decoderStream<WasmBatch>(() => f.stream({ rowGroups: [task.rowGroup], columns, batchSize: 256 }))) {
     const n = wasmBatch.numRows;
     // Only the extracted rows cross from wasm to JS (about 1 in 8 on the real file): a one-row
     // slice serialises just that row's buffers.
     while (next < task.rows.length && task.rows[next]! < base + n) {
       const local = task.rows[next]! - base;
-      const batch = tableFromIPC(wasmBatch.slice(local, 1).intoIPCStream()).batches[0]!;
+      const batch = (await decoder(() => tableFromIPC(wasmBatch.slice(local, 1).intoIPCStream()))).batches[0]!;
       const get = (name: string) => makeGetter(batch.data.children[batch.schema.fields.findIndex((fl) => fl.name === name)] as Data);
       const value = messagesValue(get(task.mapping.messages)(0), task.mapping, task.schema);
       const t = encodeTrajectory(task.keys[next]!, value, reasoning, tally, w, schemeOf(task.schema));
@@ -357,9 +379,9 @@ async function decodeJsonl(task: Extract<Task, { kind: 'decode-jsonl' }>): Promi
 // (wasm32) cannot address files of 4 GiB and more.
 async function duckRows(sql: string): Promise<unknown[][]> {
   const conn = await duckConnection();
-  const res = await conn.stream(sql);
+  const res = await decoder(() => conn.stream(sql));
   const rows: unknown[][] = [];
-  for (let chunk = await res.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await res.fetchChunk()) {
+  for (let chunk = await decoder(() => res.fetchChunk()); chunk && chunk.rowCount > 0; chunk = await decoder(() => res.fetchChunk())) {
     const cols = Array.from({ length: chunk.columnCount }, (_, c) => chunk.getColumnVector(c));
     for (let i = 0; i < chunk.rowCount; i++) rows.push(cols.map((v) => v.getItem(i)));
   }
@@ -448,17 +470,4 @@ async function run(task: Task): Promise<MetaResult | IndexResult | DecodeResult 
   }
 }
 
-parentPort!.on('message', (msg: { id: number; task: Task }) => {
-  run(msg.task).then(
-    (result) => {
-      // A walk's JSONL bytes move to the main thread without a copy (a Buffer may sit in a shared pool: copy those).
-      const transfer: ArrayBuffer[] = [];
-      if ('jsonl' in result && result.jsonl.byteLength > 0) {
-        if (result.jsonl.byteOffset !== 0 || result.jsonl.byteLength !== result.jsonl.buffer.byteLength) result.jsonl = new Uint8Array(result.jsonl);
-        transfer.push(result.jsonl.buffer as ArrayBuffer);
-      }
-      parentPort!.postMessage({ id: msg.id, ok: true, result } satisfies WorkerReply, transfer);
-    },
-    (err: unknown) => parentPort!.postMessage({ id: msg.id, ok: false, error: toPayload(err) } satisfies WorkerReply),
-  );
-});
+serve(parentPort!, run);
