@@ -32,6 +32,11 @@ export function keyHash(key: string | readonly string[]): Buffer {
   return h.digest().subarray(0, HASH_BYTES);
 }
 
+/** A trajectory whose value is unusable: no messages, `why` says what is wrong. */
+export function badTrajectory(key: number, why: string): EncodedTrajectory {
+  return { key, bad: why, roles: new Uint8Array(0), hashes: new Uint8Array(0), offsets: new Float64Array(0) };
+}
+
 export function encodeTrajectory(
   key: number,
   value: unknown,
@@ -46,9 +51,7 @@ export function encodeTrajectory(
   try {
     messages = normaliseTrajectory(value, local);
   } catch (e) {
-    if (e instanceof BadValue) {
-      return { key, bad: e.message, roles: new Uint8Array(0), hashes: new Uint8Array(0), offsets: new Float64Array(0) };
-    }
+    if (e instanceof BadValue) return badTrajectory(key, e.message);
     throw e;
   }
   tally.malformed_arguments += local.malformed_arguments;

@@ -1,4 +1,5 @@
 // Contract section 2: what is kept of each message, and how tool calls are normalised.
+import { parseJson } from './json-depth.js';
 import type { Message, RawMessage, ToolCall } from './types.js';
 
 /** Per-trajectory tallies that normalisation produces (contract counters). */
@@ -49,8 +50,9 @@ function asCallList(v: unknown): unknown[] | null {
     // JSONL exports sometimes carry the list as a JSON string.
     let parsed: unknown;
     try {
-      parsed = JSON.parse(v);
-    } catch {
+      parsed = parseJson(v, 'tool_calls');
+    } catch (e) {
+      if (e instanceof BadValue) throw e;
       throw new BadValue('tool_calls is a string that is neither "None" nor a JSON list');
     }
     return asCallList(parsed);
@@ -71,8 +73,9 @@ export function normaliseToolCall(v: unknown, tally: NormaliseTally): ToolCall {
   };
   if (typeof f.arguments === 'string') {
     try {
-      call.function.arguments = JSON.parse(f.arguments);
-    } catch {
+      call.function.arguments = parseJson(f.arguments, 'tool_calls[].function.arguments');
+    } catch (e) {
+      if (e instanceof BadValue) throw e;
       call.function.arguments = f.arguments;
       call.malformed = true;
       tally.malformed_arguments++;

@@ -11,7 +11,9 @@ const ARRAY_INDEX = /^(?:0|[1-9]\d*)$/;
 export function canonArguments(args: unknown, reasoningKeys: ReadonlySet<string>): string {
   if (args !== null && typeof args === 'object' && !Array.isArray(args)) {
     const keys = Object.keys(args).filter((k) => !reasoningKeys.has(k)).sort();
-    const kept: Record<string, unknown> = {};
+    // Null prototype: every key is data (contract 9.9), so `kept.__proto__ = v` stores a key instead
+    // of replacing the prototype (and dropping the key from the signature).
+    const kept: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
     // Fast path, the usual tool call: flat values and no index-like key (V8 would list those first,
     // out of sorted order). Native JSON.stringify then writes exactly what stableStringify would.
     let flat = true;

@@ -4,6 +4,7 @@ import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { createGunzip } from 'node:zlib';
 import { ExitCode, UserError } from '../errors.js';
+import { MAX_JSON_DEPTH, nestedDeeperThan } from '../json-depth.js';
 
 /** Non-blank lines with their 1-based numbers; a read or gunzip failure becomes a UserError. */
 export async function* jsonlLines(path: string): AsyncGenerator<[lineNo: number, text: string]> {
@@ -39,5 +40,9 @@ export function parseJsonLine(path: string, line: number, text: string): Record<
     throw new UserError(`${path}:${line}: invalid JSON (${(e as Error).message})`, ExitCode.corrupt);
   }
   if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new UserError(`${path}:${line}: a line must be a JSON object`, ExitCode.corrupt);
+  // The line itself is level 1: each column's value may nest MAX_JSON_DEPTH levels.
+  for (const [column, value] of Object.entries(v)) {
+    if (nestedDeeperThan(value)) throw new UserError(`${path}:${line}: column ${column}: JSON nested deeper than ${MAX_JSON_DEPTH} levels (the limit)`, ExitCode.badValue);
+  }
   return v as Record<string, unknown>;
 }

@@ -4,9 +4,9 @@ import { openAsBlob } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { tableFromIPC, type Data } from 'apache-arrow';
 import { ParquetFile } from 'parquet-wasm';
-import { encodeTrajectory, type SignatureScheme } from '../encode.js';
+import { badTrajectory, encodeTrajectory, type SignatureScheme } from '../encode.js';
 import { ExitCode, UserError, asDecoderError } from '../errors.js';
-import type { NormaliseTally } from '../normalise.js';
+import { BadValue, type NormaliseTally } from '../normalise.js';
 import { mappedColumns, parseTools, toStandardRow, trajectoryIdOf, type ColumnMapping, type SchemaName } from '../sources/schema.js';
 import { SpillWriter } from '../spill.js';
 import { jsonlLines, parseJsonLine } from './jsonl-lines.js';
@@ -195,6 +195,21 @@ function toolsText(v: unknown, mapping: ColumnMapping, schema: SchemaName): stri
   return toolsJson(contractLayout(mapping, schema) ? v : parseTools(v));
 }
 
+/**
+ * One row's trajectory: `messages()` and `tools()` read its values (JSON text is parsed there), and a
+ * BadValue from them (e.g. JSON nested too deeply) makes the trajectory bad, as a bad message does.
+ */
+function encodeRow(key: number, messages: () => unknown, tools: (() => string | null) | null, reasoning: ReadonlySet<string>, tally: NormaliseTally, w: SpillWriter, schema: SchemaName): EncodedTrajectory {
+  try {
+    const t = encodeTrajectory(key, messages(), reasoning, tally, w, schemeOf(schema));
+    if (tools) t.tools = tools();
+    return t;
+  } catch (e) {
+    if (e instanceof BadValue) return badTrajectory(key, e.message);
+    throw e;
+  }
+}
+
 /** A DuckDB identifier, quoted. */
 function sqlIdent(s: string): string {
   return `"${s.replaceAll('"', '""')}"`;
@@ -245,11 +260,9 @@ async function decodeDuck(task: Extract<Task, { kind: 'decode' }>): Promise<Deco
     for (let i = 0; i < chunk.rowCount; i++) {
       const key = keyOf.get(Number(rn.getItem(i)))!;
       const text = js.getItem(i) as string | null;
-      const t = encodeTrajectory(key, text === null ? null : messagesValue(JSON.parse(text), task.mapping, task.schema), reasoning, tally, w, schemeOf(task.schema));
-      if (tv) {
-        const tj = (tv.getItem(i) as string | null) ?? null;
-        t.tools = tj === null || contractLayout(task.mapping, task.schema) ? tj : toolsText(JSON.parse(tj), task.mapping, task.schema);
-      }
+      const tj = tv ? ((tv.getItem(i) as string | null) ?? null) : null;
+      const tools = tv ? () => (tj === null || contractLayout(task.mapping, task.schema) ? tj : toolsText(JSON.parse(tj), task.mapping, task.schema)) : null;
+      const t = encodeRow(key, () => (text === null ? null : messagesValue(JSON.parse(text), task.mapping, task.schema)), tools, reasoning, tally, w, task.schema);
       out.push(toDecoded(t, w));
     }
   }
@@ -274,8 +287,7 @@ function decodeJs(task: Extract<Task, { kind: 'decode' }>): DecodeResult | null 
   try {
     // Row by row: each trajectory is encoded and dropped before the next is assembled.
     for (const [messages, tools] of readRows(task.path, task.rowGroup, columns, task.rows)) {
-      const t = encodeTrajectory(task.keys[k]!, messagesValue(messages, task.mapping, task.schema), reasoning, tally, w, schemeOf(task.schema));
-      if (withTools) t.tools = toolsText(tools, task.mapping, task.schema);
+      const t = encodeRow(task.keys[k]!, () => messagesValue(messages, task.mapping, task.schema), withTools ? () => toolsText(tools, task.mapping, task.schema) : null, reasoning, tally, w, task.schema);
       out.push(toDecoded(t, w));
       k++;
     }
@@ -310,9 +322,7 @@ async function decode(task: Extract<Task, { kind: 'decode' }>): Promise<DecodeRe
       const local = task.rows[next]! - base;
       const batch = (await decoder(() => tableFromIPC(wasmBatch.slice(local, 1).intoIPCStream()))).batches[0]!;
       const get = (name: string) => makeGetter(batch.data.children[batch.schema.fields.findIndex((fl) => fl.name === name)] as Data);
-      const value = messagesValue(get(task.mapping.messages)(0), task.mapping, task.schema);
-      const t = encodeTrajectory(task.keys[next]!, value, reasoning, tally, w, schemeOf(task.schema));
-      if (withTools) t.tools = toolsText(get(task.mapping.tools!)(0), task.mapping, task.schema);
+      const t = encodeRow(task.keys[next]!, () => messagesValue(get(task.mapping.messages)(0), task.mapping, task.schema), withTools ? () => toolsText(get(task.mapping.tools!)(0), task.mapping, task.schema) : null, reasoning, tally, w, task.schema);
       out.push(toDecoded(t, w));
       next++;
     }
@@ -364,9 +374,9 @@ async function decodeJsonl(task: Extract<Task, { kind: 'decode-jsonl' }>): Promi
     if (line !== task.lines[next]) continue;
     const o = parseJsonLine(task.path, line, text);
     const m = task.mapping;
-    const t = encodeTrajectory(task.keys[next]!, messagesValue(o[m.messages], m, task.schema), reasoning, tally, w, schemeOf(task.schema));
     // The contract's layout reads `tools` / `repo` on every line, whatever the first line holds.
-    if (task.withTools) t.tools = toolsText(m.tools ? o[m.tools] : contractLayout(m, task.schema) ? o.tools : null, m, task.schema);
+    const tools = task.withTools ? () => toolsText(m.tools ? o[m.tools] : contractLayout(m, task.schema) ? o.tools : null, m, task.schema) : null;
+    const t = encodeRow(task.keys[next]!, () => messagesValue(o[m.messages], m, task.schema), tools, reasoning, tally, w, task.schema);
     out.push(toDecoded(t, w));
     next++;
     rows++;

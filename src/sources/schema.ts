@@ -46,6 +46,8 @@
 //   - a composite id is the parts joined by ":" when every part is a non-empty string, else null
 //     (a bad row under the contract).
 import { ExitCode, UserError } from '../errors.js';
+import { nestedDeeperThan, tooDeepMessage } from '../json-depth.js';
+import { BadValue } from '../normalise.js';
 import { lastActionBlock } from './text-actions.js';
 
 export type SchemaName = 'openhands' | 'open-swe-traces' | 'text-actions';
@@ -97,10 +99,25 @@ export function isSchemaName(s: string): s is SchemaName {
   return (SCHEMAS as readonly string[]).includes(s);
 }
 
-function parseIfString(v: unknown): unknown {
+/** JSON text parsed (text that is not JSON stays as it is); a BadValue when it nests too deeply. */
+function parseIfString(v: unknown, what = 'JSON text'): unknown {
+  if (typeof v !== 'string') return v;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(v);
+  } catch {
+    return v;
+  }
+  if (nestedDeeperThan(parsed)) throw new BadValue(tooDeepMessage(what));
+  return parsed;
+}
+
+/** parseIfString for detection, which only looks: too-deep text is no evidence (the decode pass reports it). */
+function peekIfString(v: unknown): unknown {
   if (typeof v !== 'string') return v;
   try {
-    return JSON.parse(v);
+    const parsed: unknown = JSON.parse(v);
+    return nestedDeeperThan(parsed) ? v : parsed;
   } catch {
     return v;
   }
@@ -108,7 +125,7 @@ function parseIfString(v: unknown): unknown {
 
 /** A list of objects with a string `role` (the first 20 items are checked). */
 function looksLikeMessages(v: unknown): boolean {
-  const list = parseIfString(v);
+  const list = peekIfString(v);
   if (!Array.isArray(list) || list.length === 0) return false;
   return list.slice(0, 20).every((m) => m !== null && typeof m === 'object' && typeof (m as { role?: unknown }).role === 'string');
 }
@@ -119,13 +136,13 @@ function sampleValue(sample: unknown, column: string): unknown {
 }
 
 function hasCalls(tc: unknown): boolean {
-  const v = parseIfString(tc);
+  const v = peekIfString(tc);
   return Array.isArray(v) && v.length > 0;
 }
 
 /** What the sample row's messages say: assistant tool calls, action fences. */
 function sampleActions(messages: unknown): { calls: boolean; fences: boolean; assistants: number } {
-  const list = parseIfString(messages);
+  const list = peekIfString(messages);
   const out = { calls: false, fences: false, assistants: 0 };
   if (!Array.isArray(list)) return out;
   for (const m of list) {
@@ -251,9 +268,9 @@ export function trajectoryIdOf(row: Record<string, unknown>, id: ColumnMapping['
 
 /** Tools as objects: a JSON string, or a list of JSON strings, parsed (see the module header). */
 export function parseTools(v: unknown): unknown {
-  const list = parseIfString(v);
+  const list = parseIfString(v, 'tools');
   if (!Array.isArray(list)) return list ?? null;
-  return list.map(parseIfString);
+  return list.map((t) => parseIfString(t, 'tools'));
 }
 
 /**
@@ -267,7 +284,7 @@ export function toStandardRow(row: Record<string, unknown>, mapping: ColumnMappi
     instance_id: row[mapping.instance],
     repo: mapping.repo ? (row[mapping.repo] ?? null) : null,
     resolved: row[mapping.resolved],
-    trajectory: parseIfString(row[mapping.messages]),
+    trajectory: parseIfString(row[mapping.messages], mapping.messages),
     tools: mapping.tools ? parseTools(row[mapping.tools]) : null,
   };
 }

@@ -10,6 +10,7 @@
 // - an optional per-row `tools` column; the trainer does `json.loads(tools)` when it is a string,
 //   and the docs recommend a JSON string for `datasets` < 4.7 (no `Json()` feature type).
 import type { EmittedMessage, PairRow } from '../types.js';
+import { parseJson } from '../json-depth.js';
 import { BadValue } from '../normalise.js';
 
 export type ArgumentsMode = 'object' | 'string';
@@ -84,7 +85,8 @@ export function stripNulls(v: unknown): unknown {
   v = plain(v);
   if (Array.isArray(v)) return v.map(stripNulls);
   if (v !== null && typeof v === 'object') {
-    const out: Record<string, unknown> = {};
+    // Null prototype: a "__proto__" key is data and must be kept, not become the prototype.
+    const out: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
     for (const [k, val] of Object.entries(v)) {
       if (val === null || val === undefined) continue;
       out[k] = stripNulls(val);
@@ -106,8 +108,9 @@ export function cleanTools(rawTools: unknown): object[] {
     const s = v.trim();
     if (s === '' || s === 'None' || s === 'null') return [];
     try {
-      v = JSON.parse(s);
-    } catch {
+      v = parseJson(s, 'tools');
+    } catch (e) {
+      if (e instanceof BadValue) throw e;
       throw new BadValue('tools is a string that is not JSON');
     }
     if (v == null) return [];
@@ -154,8 +157,9 @@ function parseCalls(v: unknown): unknown[] {
   if (typeof v === 'string') {
     let parsed: unknown;
     try {
-      parsed = JSON.parse(v);
-    } catch {
+      parsed = parseJson(v, 'tool_calls');
+    } catch (e) {
+      if (e instanceof BadValue) throw e;
       throw new BadValue('tool_calls is a string that is not JSON');
     }
     return parseCalls(parsed);

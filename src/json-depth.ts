@@ -1,0 +1,40 @@
+// A limit on how deeply input JSON may nest. V8's JSON.parse is iterative and accepts any depth, but
+// everything after it recurses (JSON.stringify, fast-json-stable-stringify, structured clone to the
+// main thread) and would die of a stack-overflow RangeError around 5,000-10,000 levels. Real tool
+// calls nest a handful of levels; 1,000 leaves ample room and stays far from the stack.
+import { BadValue } from './normalise.js';
+
+/** Deepest nesting of objects and arrays accepted in input JSON (README "Errors and exit codes"). */
+export const MAX_JSON_DEPTH = 1000;
+
+/** Whether `v` nests objects/arrays deeper than `limit` levels (`[]` is 1). Iterative: no recursion on input. */
+export function nestedDeeperThan(v: unknown, limit: number = MAX_JSON_DEPTH): boolean {
+  if (v === null || typeof v !== 'object') return false;
+  const stack: unknown[] = [v];
+  const depths: number[] = [1];
+  while (stack.length > 0) {
+    const o = stack.pop() as object;
+    const d = depths.pop()!;
+    if (d > limit) return true;
+    const children: unknown[] = Array.isArray(o) ? o : Object.values(o);
+    for (const c of children) {
+      if (c !== null && typeof c === 'object') {
+        stack.push(c);
+        depths.push(d + 1);
+      }
+    }
+  }
+  return false;
+}
+
+/** The message of a too-deep value, naming what it is. */
+export function tooDeepMessage(what: string): string {
+  return `${what}: JSON nested deeper than ${MAX_JSON_DEPTH} levels (the limit)`;
+}
+
+/** JSON.parse, then a BadValue when the result nests deeper than MAX_JSON_DEPTH. A SyntaxError passes through. */
+export function parseJson(text: string, what: string): unknown {
+  const v: unknown = JSON.parse(text);
+  if (nestedDeeperThan(v)) throw new BadValue(tooDeepMessage(what));
+  return v;
+}
