@@ -10,6 +10,8 @@ import { textActionsKeyParts } from './sources/text-actions.js';
 import type { SpillWriter } from './spill.js';
 
 export const HASH_BYTES = 16;
+/** UTF-16 units hashed per update for long key pieces. */
+const HASH_SLICE = 1 << 20;
 
 /** Issue 7: `text-actions` signs text-only assistant replies by their last fenced bash block (sources/text-actions.ts). */
 export type SignatureScheme = 'contract' | 'text-actions';
@@ -28,7 +30,12 @@ export function keyHash(key: string | readonly string[]): Buffer {
   // Piece by piece: joining would copy every (large) tool output into a garbage string. UTF-16LE of
   // the concatenation is the concatenation of the pieces' UTF-16LE, whatever the split.
   const h = createHash('sha256');
-  for (const p of key) h.update(p, 'utf16le');
+  for (const p of key) {
+    if (p.length <= HASH_SLICE) h.update(p, 'utf16le');
+    // A long one-byte string would be widened whole into a buffer of twice its size: go by slices
+    // (UTF-16LE code units are independent, so a slice may split a surrogate pair).
+    else for (let i = 0; i < p.length; i += HASH_SLICE) h.update(p.slice(i, i + HASH_SLICE), 'utf16le');
+  }
   return h.digest().subarray(0, HASH_BYTES);
 }
 

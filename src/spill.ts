@@ -58,8 +58,11 @@ export class SpillWriter {
   /** Append the record of an emitted message (see the top of this file); returns its end offset. */
   appendMessage(code: number, e: EmittedMessage, signature: string): number {
     const [f0, f1, f2] = recordFields(code, e);
-    // UTF-8 takes at most 3 bytes per UTF-16 unit; the record is written whole into the buffer.
-    this.reserve(HEADER + 4 + 3 * ((f0?.length ?? 0) + (f1?.length ?? 0) + (f2?.length ?? 0) + signature.length));
+    // UTF-8 takes at most 3 bytes per UTF-16 unit; the record is written whole into the buffer. A
+    // record beyond the buffer gets its exact size: three times a 300 MB tool output is 900 MB.
+    const units = (f0?.length ?? 0) + (f1?.length ?? 0) + (f2?.length ?? 0) + signature.length;
+    const exact = (f: string | null) => (f ? Buffer.byteLength(f, isWellFormed(f) ? 'utf8' : 'utf16le') : 0);
+    this.reserve(HEADER + 4 + (3 * units <= FLUSH_BYTES ? 3 * units : exact(f0) + exact(f1) + exact(f2) + exact(signature)));
     const b = this.buf;
     const start = this.used;
     b[start] = code;

@@ -1,34 +1,71 @@
 // Reading JSONL (optionally gzipped) line by line, and parsing one line into an object, with errors
 // that name the file and the 1-based line. Shared by the trajectory reader and the pairs reader.
 import { createReadStream } from 'node:fs';
-import { createInterface } from 'node:readline';
+import { pipeline } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { ExitCode, UserError } from '../errors.js';
 import { MAX_JSON_DEPTH, nestedDeeperThan } from '../json-depth.js';
 
-/** Non-blank lines with their 1-based numbers; a read or gunzip failure becomes a UserError. */
-export async function* jsonlLines(path: string): AsyncGenerator<[lineNo: number, text: string]> {
-  const input = createReadStream(path);
-  const stream = path.toLowerCase().endsWith('.gz') ? input.pipe(createGunzip()) : input;
-  const failed = new Promise<never>((_, reject) => {
-    const onError = (e: Error) => reject(new UserError(`${path}: cannot read: ${e.message}`, ExitCode.corrupt));
-    input.on('error', onError);
-    stream.on('error', onError);
-  });
-  failed.catch(() => {});
-  const rl = createInterface({ input: stream, crlfDelay: Infinity });
-  const it = rl[Symbol.asyncIterator]();
+/**
+ * Longest accepted line, in bytes (README "Errors and exit codes"). Below V8's string limit
+ * (2^29 - 24 UTF-16 units), so a line that passes always decodes; longer lines (or a gzip bomb
+ * without newlines) are a clean error instead of a RangeError.
+ */
+export const MAX_LINE_BYTES = 512_000_000;
+
+/** A line's bytes as text: one trailing "\r" (a CRLF file) removed. */
+function lineText(bytes: Buffer): string {
+  const end = bytes.length > 0 && bytes[bytes.length - 1] === 13 ? bytes.length - 1 : bytes.length;
+  return bytes.toString('utf8', 0, end);
+}
+
+/**
+ * Non-blank lines with their 1-based numbers, split on "\n"; a read or gunzip failure becomes a
+ * UserError. Streams with backpressure: memory holds the current line and one read chunk, whatever
+ * the file's (or the gunzipped) size.
+ */
+export async function* jsonlLines(path: string, maxLineBytes: number = MAX_LINE_BYTES): AsyncGenerator<[lineNo: number, text: string]> {
+  const input = createReadStream(path, { highWaterMark: 1 << 20 });
+  // pipeline() passes an error of either stream to the one iterated, and destroys both.
+  const stream = path.toLowerCase().endsWith('.gz') ? pipeline(input, createGunzip(), () => {}) : input;
+  let parts: Buffer[] = [];
+  let partBytes = 0;
   let n = 0;
+  const tooLong = () => new UserError(`${path}:${n + 1}: line longer than ${maxLineBytes.toLocaleString('en-US')} bytes (the limit)`, ExitCode.corrupt);
   try {
-    for (;;) {
-      const r = await Promise.race([it.next(), failed]);
-      if (r.done) break;
+    try {
+      for await (const chunk of stream as AsyncIterable<Buffer>) {
+        let start = 0;
+        for (let nl = chunk.indexOf(10, start); nl !== -1; nl = chunk.indexOf(10, start)) {
+          if (partBytes + (nl - start) > maxLineBytes) throw tooLong();
+          const piece = chunk.subarray(start, nl);
+          const bytes = parts.length === 0 ? piece : Buffer.concat([...parts, piece]);
+          parts = [];
+          partBytes = 0;
+          start = nl + 1;
+          n++;
+          const text = lineText(bytes);
+          if (text.trim() !== '') yield [n, text];
+        }
+        if (start < chunk.length) {
+          if (partBytes + (chunk.length - start) > maxLineBytes) throw tooLong();
+          parts.push(chunk.subarray(start));
+          partBytes += chunk.length - start;
+        }
+      }
+    } catch (e) {
+      if (e instanceof UserError) throw e;
+      throw new UserError(`${path}: cannot read: ${(e as Error).message}`, ExitCode.corrupt);
+    }
+    if (partBytes > 0) {
       n++;
-      if (r.value.trim() !== '') yield [n, r.value];
+      const text = lineText(Buffer.concat(parts));
+      parts = [];
+      if (text.trim() !== '') yield [n, text];
     }
   } finally {
-    rl.close();
     input.destroy();
+    stream.destroy();
   }
 }
 

@@ -1,0 +1,89 @@
+// The JSONL line reader (src/read/jsonl-lines.ts): lines split on "\n" (one trailing "\r" dropped),
+// plain and gzip, streamed; a line longer than the cap (or a gzip bomb without newlines) is a clean
+// UserError (exit 5) naming the file and line, never a RangeError. The last case runs the BUILT CLI
+// on a 2 MB gzip file that expands to 600 MB without a newline.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ExitCode, UserError } from '../src/errors.js';
+import { jsonlLines, MAX_LINE_BYTES } from '../src/read/jsonl-lines.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'dm-jsonl-lines-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let fileNo = 0;
+
+async function lines(content: string | Buffer, gz: boolean, maxLineBytes?: number): Promise<[number, string][]> {
+  const path = join(dir, `f${fileNo++}.jsonl${gz ? '.gz' : ''}`);
+  writeFileSync(path, gz ? gzipSync(content) : content);
+  const out: [number, string][] = [];
+  for await (const l of jsonlLines(path, maxLineBytes)) out.push(l);
+  return out;
+}
+
+describe('jsonlLines splits on "\\n"', () => {
+  const cases: [string, string, [number, string][]][] = [
+    ['one line with its newline', '{"a":1}\n', [[1, '{"a":1}']]],
+    ['no final newline', '{"a":1}\n{"b":2}', [[1, '{"a":1}'], [2, '{"b":2}']]],
+    ['CRLF line ends', '{"a":1}\r\n{"b":2}\r\n', [[1, '{"a":1}'], [2, '{"b":2}']]],
+    ['blank and whitespace lines are skipped but counted', '\n  \n{"a":1}\n\t\n{"b":2}\n', [[3, '{"a":1}'], [5, '{"b":2}']]],
+    ['non-ASCII text', '{"s":"café ✓ \u{1F527}"}\n', [[1, '{"s":"café ✓ \u{1F527}"}']]],
+    ['an empty file', '', []],
+  ];
+  for (const gz of [false, true]) {
+    it.each(cases)(`${gz ? 'gzip' : 'plain'}: %s`, async (_name, content, want) => {
+      expect(await lines(content, gz)).toStrictEqual(want);
+    });
+  }
+
+  it('a line split across many read chunks (3 MB, 1 MiB chunks) comes back whole', async () => {
+    const long = JSON.stringify({ s: 'é'.repeat(1_500_000) });
+    expect(await lines(`{"a":1}\n${long}\n{"b":2}\n`, false)).toStrictEqual([[1, '{"a":1}'], [2, long], [3, '{"b":2}']]);
+  });
+});
+
+describe('jsonlLines: the line cap', () => {
+  const cases: [string, string, number, RegExp | null][] = [
+    ['a line exactly at the cap is read', `${'x'.repeat(100)}\n`, 100, null],
+    ['one byte past the cap', `{"a":1}\n${'x'.repeat(101)}\n`, 100, /:2: line longer than 100 bytes \(the limit\)$/],
+    ['past the cap without a newline at the end', 'x'.repeat(5000), 100, /:1: line longer than 100 bytes \(the limit\)$/],
+  ];
+  for (const gz of [false, true]) {
+    it.each(cases)(`${gz ? 'gzip' : 'plain'}: %s`, async (_name, content, cap, error) => {
+      const read = lines(content, gz, cap);
+      if (!error) return expect((await read).length).toBe(1);
+      const e = await read.catch((x: unknown) => x);
+      expect(e).toBeInstanceOf(UserError);
+      expect((e as UserError).exitCode).toBe(ExitCode.corrupt);
+      expect((e as UserError).message).toMatch(error);
+    });
+  }
+
+  it('broken gzip is a UserError naming the file', async () => {
+    const path = join(dir, 'broken.jsonl.gz');
+    writeFileSync(path, gzipSync('{"a":1}\n'.repeat(1000)).subarray(0, 40));
+    const e = await (async () => {
+      for await (const _ of jsonlLines(path)) void _;
+    })().catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(UserError);
+    expect((e as UserError).message).toMatch(/broken\.jsonl\.gz: cannot read: /);
+  });
+});
+
+describe('a gzip bomb without newlines (built CLI)', () => {
+  it('exit 5 with one line naming the file and line; no output', () => {
+    const ROOT = fileURLToPath(new URL('..', import.meta.url));
+    const bomb = join(dir, 'bomb.jsonl.gz');
+    // 600 MB of "x" (past MAX_LINE_BYTES), built in 1 MB pieces so the test itself stays small.
+    const piece = gzipSync(Buffer.alloc(1_000_000, 'x'));
+    writeFileSync(bomb, Buffer.concat(Array.from({ length: Math.ceil(MAX_LINE_BYTES / 1_000_000) + 88 }, () => piece)));
+    const out = join(dir, 'bomb-out.jsonl');
+    const r = spawnSync(process.execPath, [join(ROOT, 'bin', 'divergence-mine'), 'mine', '--jsonl', bomb, '--out', out, '--workers', '1', '-q'], { encoding: 'utf8', timeout: 120_000 });
+    expect(r.status, r.stderr).toBe(5);
+    expect(r.stderr.trim()).toMatch(/^divergence-mine: error: .*bomb\.jsonl\.gz:1: line longer than 512,000,000 bytes \(the limit\)$/);
+    expect(readdirSync(dir).filter((f) => f.startsWith('bomb-out'))).toEqual([]);
+  }, 120_000);
+});
