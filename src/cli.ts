@@ -1,7 +1,7 @@
 // The command line: a thin layer over the library. One error handler maps errors to exit codes:
 // a UserError prints one line; anything else is a bug and prints its stack (exit 1).
 import { Command, CommanderError } from 'commander';
-import { ExitCode, UserError } from './errors.js';
+import { ExitCode, UserError, isStringLimit, stringLimitMessage } from './errors.js';
 import { registerCheckTemplate } from './commands/check-template.js';
 import { registerMerge } from './commands/merge.js';
 import { registerMine } from './commands/mine.js';
@@ -62,6 +62,11 @@ export async function main(argv: string[]): Promise<number> {
     if (e instanceof UserError) {
       process.stderr.write(`divergence-mine: error: ${e.message}\n`);
       return e.exitCode;
+    }
+    // Input too large for one string is the input's limit, not a bug: one line, exit 7.
+    if (e instanceof RangeError && isStringLimit(e)) {
+      process.stderr.write(`divergence-mine: error: ${stringLimitMessage('input', e)}\n`);
+      return ExitCode.badValue;
     }
     process.stderr.write(`divergence-mine: internal error (a bug, please report it):\n${(e as Error)?.stack ?? String(e)}\n`);
     return ExitCode.bug;

@@ -45,6 +45,16 @@ export function asDecoderError(e: unknown): unknown {
   return new DecoderError(e instanceof Error ? e.message : String(e));
 }
 
+/** A RangeError of V8's string limit (a value longer than about 512 MiB of text). */
+export function isStringLimit(e: { name?: string; message: string }): boolean {
+  return e.name === 'RangeError' && /Invalid string length|Cannot create a string longer/.test(e.message);
+}
+
+/** The one-line message for a value past V8's string limit. */
+export function stringLimitMessage(where: string, e: { message: string }): string {
+  return `${where}: a value is longer than the longest JavaScript string (about 512 MiB of text) (${e.message})`;
+}
+
 /** Serialisable form, so workers can send a UserError across the thread boundary. */
 export interface ErrorPayload {
   message: string;

@@ -39,6 +39,8 @@ describe('taskError: what a failed reply becomes', () => {
     ['a TypeError is a bug', { message: "Cannot read properties of null (reading 'x')", exitCode: null, name: 'TypeError', stack: 'TypeError: ...\n    at f (worker.js:1:1)' }, { exit: 'bug', message: /TypeError in a worker: Cannot read properties of null/ }],
     ['a RangeError is a bug', { message: 'Invalid array length', exitCode: null, name: 'RangeError' }, { exit: 'bug', message: /RangeError in a worker/ }],
     ['a thrown non-Error is a bug', toPayload('boom'), { exit: 'bug', message: /a non-Error value was thrown: boom/ }],
+    ['V8\'s string limit is a bad value, not a crash', { message: 'Invalid string length', exitCode: null, name: 'RangeError' }, { exit: ExitCode.badValue, message: /^f\.parquet \(footer metadata\): a value is longer than the longest JavaScript string/ }],
+    ['a Buffer too long for a string too', { message: 'Cannot create a string longer than 0x1fffffe8 characters', exitCode: null, name: 'RangeError' }, { exit: ExitCode.badValue, message: /longest JavaScript string/ }],
   ];
   it.each(cases)('%s', (_name, payload, want) => {
     const e = taskError({ kind: 'meta', path: 'f.parquet', engine: 'wasm', bytes: 0 }, payload);

@@ -4,7 +4,7 @@
 // one-line input errors; anything else is a bug in our code: exit 1 with the worker's stack.
 import { join } from 'node:path';
 import { Worker, type ResourceLimits } from 'node:worker_threads';
-import { ExitCode, UserError, type ErrorPayload } from '../errors.js';
+import { ExitCode, UserError, isStringLimit, stringLimitMessage, type ErrorPayload } from '../errors.js';
 import type { Task, WorkerReply } from './protocol.js';
 
 interface Pending {
@@ -50,6 +50,7 @@ function internalError(task: Task | undefined, err: ErrorPayload): Error {
 /** The error a failed task's reply (or a worker's death) stands for. */
 export function taskError(task: Task | undefined, err: ErrorPayload): Error {
   if (err.exitCode !== null) return new UserError(err.message, err.exitCode);
+  if (isStringLimit(err)) return new UserError(stringLimitMessage(task ? describe(task) : 'worker', err), ExitCode.badValue);
   if (INPUT_ERRORS.has(err.name ?? '')) return new UserError(`${task ? describe(task) : 'decoder'}: cannot decode: ${explain(err)}`, ExitCode.corrupt);
   return internalError(task, err);
 }

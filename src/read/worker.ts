@@ -449,7 +449,8 @@ function walk(task: Extract<Task, { kind: 'walk' }>): WalkResult {
   for (const inst of task.instances) {
     const load = (t: (typeof inst.resolved)[number]) => new SpillTrajectory(t.trajectoryId, t.repo, t, t.spill).load(reader);
     const rows = walkInstance(inst.resolved.map(load), inst.failed.map(load), opts, hooksFor(inst, reader, null), counters);
-    const b = rows.length > 0 ? Buffer.from(rows.map((row) => `${JSON.stringify(row)}\n`).join(''), 'utf8') : Buffer.alloc(0);
+    // Row by row: one string of every row could pass V8's string limit (about 512 MiB).
+    const b = Buffer.concat(rows.map((row) => Buffer.from(`${JSON.stringify(row)}\n`, 'utf8')));
     parts.push(b);
     sizes.push(b.length);
   }
