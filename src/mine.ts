@@ -5,8 +5,6 @@
 //   4. walk    (walk.ts) instance by instance in order, rows rebuilt from the spill
 //   5. write   (write/*) JSONL or parquet through a temporary file
 // Output depends only on the input and options, never on the number of workers or timing.
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { assertIdentity, type Counters } from './counters.js';
 import { ExitCode, UserError } from './errors.js';
@@ -22,7 +20,7 @@ import { SpillReader } from './spill.js';
 import { SpillTrajectory, hooksFor, type MinedContinuation } from './spill-walk.js';
 import { EarlyWalk } from './early-walk.js';
 import type { PairRow } from './types.js';
-import { removeTemp, trackTemp } from './write/atomic.js';
+import { makeSpillDir, removeTemp, trackTemp } from './write/atomic.js';
 import { walkInstance } from './walk.js';
 
 export interface Loc {
@@ -166,7 +164,7 @@ export async function minePairs(req: MineRequest, sink: (pair: MinedPair) => Pro
   const progress = req.progress ?? silentProgress;
   const warnings: string[] = [];
   const { options: opts } = req;
-  const spillDir = mkdtempSync(join(tmpdir(), 'divergence-mine-'));
+  const spillDir = makeSpillDir();
   trackTemp(spillDir);
   const pool = new Pool(Math.max(1, req.workers), spillDir);
   const reader = new SpillReader();

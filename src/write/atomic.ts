@@ -1,6 +1,9 @@
 // Output files are written under a temporary name in the target folder and renamed at the end, so a
 // failed or interrupted run never leaves a half-written file. Signal handlers remove what is pending.
-import { existsSync, renameSync, rmSync, statSync } from 'node:fs';
+// A process killed outright (SIGKILL, OOM killer) cannot clean up: its temporary outputs and spill
+// folders carry its pid, and the next run on the same folder removes those whose process is gone.
+import { existsSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { ExitCode, UserError } from '../errors.js';
 
@@ -40,8 +43,62 @@ export function checkOutputPath(path: string, force: boolean, what = 'output'): 
   }
 }
 
+/** Temporary outputs: `.<name>.divergence-mine.tmp-<pid>` beside the output. */
+const TEMP_OUTPUT = /^\..+\.divergence-mine\.tmp-(\d+)$/;
+/** Spill folders: `divergence-mine-<pid>-XXXXXX` in the system temp folder. */
+const SPILL_DIR = /^divergence-mine-(\d+)-[A-Za-z0-9]{6}$/;
+const SPILL_PREFIX = 'divergence-mine-';
+
+/** Whether process `pid` exists (EPERM: it exists, under another user). */
+export function processAlive(pid: number): boolean {
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+const swept = new Set<string>();
+
+/**
+ * Remove the entries of `dir` named like ours (`pattern`, pid in group 1) whose process is gone.
+ * Once per folder and run; a folder that cannot be listed is left alone (the run reports its own errors).
+ */
+export function sweepDeadTemps(dir: string, pattern: RegExp = TEMP_OUTPUT): string[] {
+  const key = `${pattern.source}\0${dir}`;
+  if (swept.has(key)) return [];
+  swept.add(key);
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const removed: string[] = [];
+  for (const name of names) {
+    const m = pattern.exec(name);
+    if (!m || processAlive(Number(m[1]))) continue;
+    try {
+      rmSync(join(dir, name), { recursive: true, force: true });
+      removed.push(name);
+    } catch {
+      // Another run may be removing it too; a leftover that stays is only disk space.
+    }
+  }
+  return removed;
+}
+
 export function tempPathFor(path: string): string {
-  return join(dirname(path), `.${basename(path)}.tmp-${process.pid}`);
+  sweepDeadTemps(dirname(path));
+  return join(dirname(path), `.${basename(path)}.divergence-mine.tmp-${process.pid}`);
+}
+
+/** A fresh spill folder, named with our pid; first removes the spill folders of dead runs. */
+export function makeSpillDir(): string {
+  sweepDeadTemps(tmpdir(), SPILL_DIR);
+  return mkdtempSync(join(tmpdir(), `${SPILL_PREFIX}${process.pid}-`));
 }
 
 /** Move a finished temporary file into place. */
