@@ -16,13 +16,16 @@
 //   synchronous streaming brotli exists, so a page may declare at most 4096x its compressed size
 //   (far above real data, which is 5-50x) and never over 2 GiB.
 // - SNAPPY, LZ4 (Hadoop-framed, else a raw block, like Arrow C++ and parquet-rs), LZ4_RAW: block
-//   formats with no streaming decoder in either library: the whole declared page is held, which the
-//   codec's maximum expansion bounds (snappy 64 bytes per 3-byte copy, LZ4 255 bytes per byte) and
-//   never over 2 GiB. @napi-rs/snappy and lz4-napi when their native addons load, else snappyjs and
-//   lz4js; same bytes either way (speed measured in the codecs commit: native snappy about 3x,
-//   native LZ4 about 2x the pure-JS decoders on a 4 MB page of trajectory JSON).
-// DIVERGENCE_MINE_ZSTD / _SNAPPY / _LZ4 = js force the pure-JS decoder; DIVERGENCE_MINE_GZIP=stream
-// forces the fflate path for every gzip page (tests).
+//   formats with no streaming decoder in any of the libraries: the whole declared page is held,
+//   which the codec's maximum expansion bounds (snappy 64 bytes per 3-byte copy, LZ4 255 bytes per
+//   byte) and never over 2 GiB.
+//   LZ4: lz4-napi when its native addon loads (1.3 GB/s on a 4 MB page of trajectory JSON, 0.6
+//   GB/s with the size prefix it needs copied in), else lz4js (0.24 GB/s); same bytes either way.
+//   Snappy: snappyjs only (0.15 GB/s). @napi-rs/snappy 1.0.2 is 2.7x faster but its addon crashes
+//   the process (SIGSEGV) when a worker thread that loaded it exits, and the reader runs in workers.
+//   Gzip: node:zlib 0.13 GB/s, fflate 0.06 GB/s; brotli: node:zlib 0.28 GB/s.
+// DIVERGENCE_MINE_ZSTD / _LZ4 = js force the pure-JS decoder; DIVERGENCE_MINE_GZIP=stream forces
+// the fflate path for every gzip page (tests).
 import { createRequire } from 'node:module';
 import { brotliDecompressSync, unzipSync } from 'node:zlib';
 import { Unsupported } from './meta.js';
@@ -286,24 +289,12 @@ function brotli(src: Uint8Array, size: number): Inflater {
 
 // ---- snappy ----
 
-interface SnappyNative {
-  uncompressSync(compressed: Buffer): Buffer;
-}
-const nativeSnappy = lazyNative('DIVERGENCE_MINE_SNAPPY', () => {
-  const m = requireCjs('@napi-rs/snappy') as SnappyNative;
-  m.uncompressSync(Buffer.from([0])); // the addon loads lazily: fail here, not on a page
-  return m;
-});
 let snappyJs: { uncompress(compressed: Uint8Array, maxLength?: number): Uint8Array } | undefined;
-
-function asBuffer(b: Uint8Array): Buffer {
-  return Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength);
-}
 
 function snappy(src: Uint8Array, size: number): Inflater {
   // A copy of 64 bytes costs 3: at most 64/3 x the body, plus the preamble.
   plausible('SNAPPY', size, src.length, 22, 64);
-  // The preamble (a varint) states the output length; both libraries allocate it, so check it first.
+  // The preamble (a varint) states the output length, which snappyjs allocates: check it first.
   let len = 0;
   let p = 0;
   for (let shift = 1; ; shift *= 128, p++) {
@@ -315,12 +306,8 @@ function snappy(src: Uint8Array, size: number): Inflater {
   if (len < size) throw sizeMismatch('SNAPPY', len, size);
   let out: Uint8Array;
   try {
-    const n = nativeSnappy();
-    if (n) out = n.uncompressSync(asBuffer(src));
-    else {
-      snappyJs ??= requireCjs('snappyjs') as typeof snappyJs;
-      out = snappyJs!.uncompress(src, size);
-    }
+    snappyJs ??= requireCjs('snappyjs') as typeof snappyJs;
+    out = snappyJs!.uncompress(src, size);
   } catch (e) {
     throw new ParquetFormatError(`SNAPPY: ${(e as Error).message}`);
   }
@@ -337,25 +324,24 @@ interface Lz4Native {
 const nativeLz4 = lazyNative('DIVERGENCE_MINE_LZ4', () => requireCjs('lz4-napi') as Lz4Native);
 let lz4js: { decompressBlock(src: Uint8Array, dst: Uint8Array, sIndex: number, sLength: number, dIndex: number): number } | undefined;
 
-/** One raw LZ4 block into `dst` (its exact size); false when it does not decode to exactly that. */
-function lz4Block(src: Uint8Array, dst: Uint8Array): boolean {
+/** One raw LZ4 block of `size` output bytes; null when it does not decode to exactly that. */
+function lz4Block(src: Uint8Array, size: number): Uint8Array | null {
   const n = nativeLz4();
   try {
     if (n) {
       const framed = Buffer.allocUnsafe(4 + src.length);
-      framed.writeUInt32LE(dst.length, 0);
+      framed.writeUInt32LE(size, 0);
       framed.set(src, 4);
       // lz4_flex refuses output past the prepended size and returns what it made when shorter.
       const out = n.uncompressSync(framed);
-      if (out.length !== dst.length) return false;
-      dst.set(out);
-      return true;
+      return out.length === size ? out : null;
     }
     lz4js ??= requireCjs('lz4js') as typeof lz4js;
+    const dst = new Uint8Array(size);
     // lz4js writes past the end of a typed array into nothing; its returned position tells.
-    return lz4js!.decompressBlock(src, dst, 0, src.length, 0) === dst.length;
+    return lz4js!.decompressBlock(src, dst, 0, src.length, 0) === size ? dst : null;
   } catch {
-    return false;
+    return null;
   }
 }
 
@@ -379,10 +365,13 @@ function hadoopLz4(src: Uint8Array, size: number): Uint8Array | null {
     total += out;
   }
   if (total !== size || blocks.length === 0) return null;
+  if (blocks.length === 1) return lz4Block(src.subarray(blocks[0]![0], blocks[0]![1]), size);
   const dst = new Uint8Array(size);
   let at = 0;
   for (const [start, end, out] of blocks) {
-    if (!lz4Block(src.subarray(start, end), dst.subarray(at, at + out))) return null;
+    const b = lz4Block(src.subarray(start, end), out);
+    if (!b) return null;
+    dst.set(b, at);
     at += out;
   }
   return dst;
@@ -394,8 +383,8 @@ function lz4(src: Uint8Array, size: number, hadoop: boolean): Inflater {
   plausible(name, size, src.length, 255, 64);
   const framed = hadoop ? hadoopLz4(src, size) : null;
   if (framed) return new Plain(framed);
-  const dst = new Uint8Array(size);
-  if (!lz4Block(src, dst)) throw new ParquetFormatError(`${name}: corrupt block, or not of its declared ${size} bytes`);
+  const dst = lz4Block(src, size);
+  if (!dst) throw new ParquetFormatError(`${name}: corrupt block, or not of its declared ${size} bytes`);
   return new Plain(dst);
 }
 
@@ -420,5 +409,26 @@ export function inflater(codec: number, src: Uint8Array, size: number): Inflater
       return new Bounded(zstd(src), 'ZSTD', size);
     default:
       throw new Unsupported(`compression codec ${codecName(codec)}`);
+  }
+}
+
+/** The library that decodes `codec` pages in this process (tests check the forced pure-JS paths take effect). */
+export function decoderOf(codec: number): string {
+  switch (codec) {
+    case CODEC.UNCOMPRESSED:
+      return 'none';
+    case CODEC.SNAPPY:
+      return 'snappyjs';
+    case CODEC.GZIP:
+      return process.env.DIVERGENCE_MINE_GZIP === 'stream' ? 'fflate' : 'node:zlib';
+    case CODEC.BROTLI:
+      return 'node:zlib';
+    case CODEC.LZ4:
+    case CODEC.LZ4_RAW:
+      return nativeLz4() ? 'lz4-napi' : 'lz4js';
+    case CODEC.ZSTD:
+      return nativeZstd() ? 'zstd-napi' : 'fzstd';
+    default:
+      return 'parquet-wasm';
   }
 }
