@@ -11,6 +11,7 @@ import { ExitCode, UserError } from './errors.js';
 import type { MiningOptions } from './options.js';
 import { partitionOf, type Partition } from './partition.js';
 import { silentProgress, type ProgressSink } from './progress.js';
+import { FallbackTally, type EngineFallback } from './read/fallback.js';
 import { checkParquetMagic, type InputFile } from './read/inputs.js';
 import { Pool } from './read/pool.js';
 import { type DecodeResult, type Engine, type IndexResult, type MetaResult, type SampleResult, type Task } from './read/protocol.js';
@@ -75,6 +76,8 @@ export interface MineSummary {
   warnings: string[];
   /** The schema and columns of the first input (issue 7). */
   detection: Detection;
+  /** --engine js: row groups read through parquet-wasm instead. */
+  engineFallback?: EngineFallback;
 }
 
 const REQUIRED = ['trajectory_id', 'instance_id', 'resolved', 'trajectory'] as const;
@@ -170,6 +173,7 @@ export async function minePairs(req: MineRequest, sink: (pair: MinedPair) => Pro
   const reader = new SpillReader();
   const engine = req.engine ?? 'js';
   let early: EarlyWalk | null = null;
+  const fallbacks = new FallbackTally();
   try {
     // 1. metadata of every parquet input
     const rawMetas = await Promise.all(
@@ -269,6 +273,7 @@ export async function minePairs(req: MineRequest, sink: (pair: MinedPair) => Pro
       const t = indexTasks[k]!;
       const r = await indexResults[k]!;
       const path = req.inputs[t.input]!.path;
+      fallbacks.add(path, t.rowGroup, r.fallback);
       for (let i = 0; i < r.ids.length; i++) {
         const row = r.lines ? r.lines[i]! : i;
         indexer.add(
@@ -347,6 +352,7 @@ export async function minePairs(req: MineRequest, sink: (pair: MinedPair) => Pro
     await Promise.all(
       decodeTasks.map(async ({ task, rows }) => {
         const r = await pool.run<DecodeResult>(task);
+        if (task.kind === 'decode') fallbacks.add(task.path, task.rowGroup, r.fallback);
         counters.malformed_arguments += r.malformed_arguments;
         counters.unknown_roles += r.unknown_roles;
         for (const t of r.trajectories) {
@@ -371,7 +377,7 @@ export async function minePairs(req: MineRequest, sink: (pair: MinedPair) => Pro
     if (early) {
       await early.finish(req.jsonl!);
       assertIdentity(counters);
-      return { counters, badRowsIndexPass, warnings, detection };
+      return { counters, badRowsIndexPass, warnings, detection, engineFallback: fallbacks.summary() };
     }
     // Other layouts need the pair objects here: free the workers' memory and walk in this thread.
     await pool.close();
@@ -387,7 +393,7 @@ export async function minePairs(req: MineRequest, sink: (pair: MinedPair) => Pro
       for (const t of [...resolved, ...failed]) t.unload();
     }
     assertIdentity(counters);
-    return { counters, badRowsIndexPass, warnings, detection };
+    return { counters, badRowsIndexPass, warnings, detection, engineFallback: fallbacks.summary() };
   } finally {
     await pool.close();
     early?.close();

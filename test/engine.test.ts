@@ -1,7 +1,7 @@
 // Every parquet reader (our own `js` with native or pure-JS zstd, parquet-wasm, DuckDB's native
 // reader) gives byte-identical output on every parquet fixture (real rows of
-// nebius/SWE-rebench-openhands-trajectories, CC-BY-4.0 (c) Nebius), and so does the js engine's
-// fallback to parquet-wasm on files it does not decode itself. Runs the BUILT CLI.
+// nebius/SWE-rebench-openhands-trajectories, CC-BY-4.0 (c) Nebius), also rewritten by DuckDB in
+// other encodings and codecs (the js engine's fallback: parquet-codecs.test.ts). Runs the BUILT CLI.
 import { describe, it, expect, afterAll } from 'vitest';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';

@@ -11,6 +11,7 @@ import { CONTRACT_VERSION, DEFAULT_OPTIONS, type MiningOptions } from '../option
 import { openSink, outputFormat, plainLayout, type OutputFormat, type OutputLayout } from '../output.js';
 import { fingerprintInputs, parsePartition, type Partition } from '../partition.js';
 import { StderrProgress, silentProgress } from '../progress.js';
+import { fallbackLine, type EngineFallback } from '../read/fallback.js';
 import { resolveInputs, type InputFile } from '../read/inputs.js';
 import { VERSION } from '../version.js';
 import { CardStats, renderCard, splitCountsLine, type DataFilesEntry } from '../train/card.js';
@@ -114,7 +115,7 @@ export function statsDocument(
   counters: Counters,
   options: MiningOptions,
   inputs: InputFile[],
-  run: { partition: Partition | null; badRowsIndexPass: number; fingerprint: string; shape?: string; train?: TrainRunInfo },
+  run: { partition: Partition | null; badRowsIndexPass: number; fingerprint: string; shape?: string; train?: TrainRunInfo; engineFallback?: EngineFallback },
 ) {
   const t = run.train;
   // Output-shaping options go into `options` (merge refuses parts whose options differ); a run
@@ -150,6 +151,8 @@ export function statsDocument(
       ...shapeOptions,
     },
     inputs: inputs.map((f) => ({ path: f.path, kind: f.kind, bytes: f.bytes })),
+    // Only when some row group fell back: other runs write the document they always did.
+    ...(run.engineFallback && run.engineFallback.row_groups > 0 ? { engine_fallback: run.engineFallback } : {}),
     ...extra,
   };
 }
@@ -478,7 +481,7 @@ export async function runMine(positional: string[], o: MineCliOptions): Promise<
     issue7: issue7Stats(summary.detection, o, layout, { groupRows: groupRowCount, sft: sftDedup }),
   };
   if (o.stats) {
-    const run = { partition: o.partition ?? null, badRowsIndexPass: summary.badRowsIndexPass, fingerprint: fingerprintInputs(inputs), train };
+    const run = { partition: o.partition ?? null, badRowsIndexPass: summary.badRowsIndexPass, fingerprint: fingerprintInputs(inputs), train, engineFallback: summary.engineFallback };
     writeJsonAtomic(o.stats, statsDocument(summary.counters, options, inputs, run));
   }
   if (o.card) {
@@ -501,6 +504,7 @@ export async function runMine(positional: string[], o: MineCliOptions): Promise<
   }
   if (!o.quiet) {
     process.stderr.write(formatCounters(summary.counters));
+    process.stderr.write(fallbackLine(summary.engineFallback));
     if (plan.specs.length > 0) process.stderr.write(splitCountsLine(cardStats, plan.splitBy) + '\n');
     if (result)
       for (const f of result.files) process.stderr.write(`  ${f.path}: ${f.rows.toLocaleString('en-US')} rows, ${humanBytes(f.bytes)}\n`);

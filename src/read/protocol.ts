@@ -89,6 +89,8 @@ export interface IndexResult {
   resolved: unknown[];
   /** JSONL only: the 1-based line of each row. */
   lines?: number[];
+  /** --engine js: why this row group was read through parquet-wasm instead. */
+  fallback?: string;
 }
 
 /** Role codes kept per message in the main thread. */
@@ -130,6 +132,8 @@ export interface DecodeResult {
   malformed_arguments: number;
   unknown_roles: number;
   rowsDecoded: number;
+  /** --engine js: why this row group was read through parquet-wasm instead. */
+  fallback?: string;
 }
 
 export type WorkerReply =

@@ -117,15 +117,15 @@ function indexColumns(mapping: ColumnMapping): string[] {
   return mappedColumns(mapping).filter((c) => c !== mapping.messages && c !== mapping.tools);
 }
 
-/** The index pass through our own reader; null when it cannot decode these columns (then parquet-wasm does). */
-function indexJs(path: string, rowGroup: number, mapping: ColumnMapping): IndexResult | null {
+/** The index pass through our own reader; the reason when it cannot decode these columns (then parquet-wasm does). */
+function indexJs(path: string, rowGroup: number, mapping: ColumnMapping): IndexResult | string {
   const res: IndexResult = { ids: [], instances: [], repos: [], resolved: [] };
   const parts = idParts(mapping);
   const columns = indexColumns(mapping);
   try {
     for (const v of readRows(path, rowGroup, columns, null)) addIndexRow(res, mapping, parts, (c) => v[columns.indexOf(c)]);
   } catch (e) {
-    if (e instanceof Unsupported) return null;
+    if (e instanceof Unsupported) return e.message;
     throw e;
   }
   return res;
@@ -273,8 +273,8 @@ async function decodeDuck(task: Extract<Task, { kind: 'decode' }>): Promise<Deco
   return { spill: spillIndex, trajectories: out, ...tally, rowsDecoded };
 }
 
-/** The decode pass through our own reader; null when it cannot decode these columns (then parquet-wasm does). */
-function decodeJs(task: Extract<Task, { kind: 'decode' }>): DecodeResult | null {
+/** The decode pass through our own reader; the reason when it cannot decode these columns (then parquet-wasm does). */
+function decodeJs(task: Extract<Task, { kind: 'decode' }>): DecodeResult | string {
   const withTools = task.withTools && task.mapping.tools !== null;
   const columns = [task.mapping.messages, ...(withTools ? [task.mapping.tools!] : [])];
   const reasoning = new Set(task.reasoningKeys);
@@ -292,7 +292,7 @@ function decodeJs(task: Extract<Task, { kind: 'decode' }>): DecodeResult | null 
       k++;
     }
   } catch (e) {
-    if (e instanceof Unsupported) return null;
+    if (e instanceof Unsupported) return e.message;
     throw e;
   }
   w.flush();
@@ -301,9 +301,11 @@ function decodeJs(task: Extract<Task, { kind: 'decode' }>): DecodeResult | null 
 
 async function decode(task: Extract<Task, { kind: 'decode' }>): Promise<DecodeResult> {
   if (task.engine === 'duckdb') return decodeDuck(task);
+  let fallback: string | undefined;
   if (task.engine === 'js') {
     const r = decodeJs(task);
-    if (r) return r;
+    if (typeof r !== 'string') return r;
+    fallback = r;
   }
   const reasoning = new Set(task.reasoningKeys);
   const tally: NormaliseTally = { malformed_arguments: 0, unknown_roles: 0 };
@@ -331,7 +333,7 @@ async function decode(task: Extract<Task, { kind: 'decode' }>): Promise<DecodeRe
   }
   w.flush();
   if (next !== task.rows.length) throw new UserError(`${task.path}: row group ${task.rowGroup} has fewer rows than its metadata says`, ExitCode.corrupt);
-  return { spill: spillIndex, trajectories: out, ...tally, rowsDecoded: base };
+  return { spill: spillIndex, trajectories: out, ...tally, rowsDecoded: base, ...(fallback !== undefined ? { fallback } : {}) };
 }
 
 /** Keys a JSONL row must have: the mapped columns (a null value is a bad value; a missing key is a schema error, as in parquet). */
@@ -469,7 +471,12 @@ async function run(task: Task): Promise<MetaResult | IndexResult | DecodeResult 
       return sampleJsonl(task.path);
     case 'index':
       if (task.engine === 'duckdb') return indexDuck(task);
-      return (task.engine === 'js' ? indexJs(task.path, task.rowGroup, task.mapping) : null) ?? index(task.path, task.rowGroup, task.mapping);
+      if (task.engine === 'js') {
+        const r = indexJs(task.path, task.rowGroup, task.mapping);
+        if (typeof r !== 'string') return r;
+        return { ...(await index(task.path, task.rowGroup, task.mapping)), fallback: r };
+      }
+      return index(task.path, task.rowGroup, task.mapping);
     case 'index-jsonl':
       return indexJsonl(task.path, task.mapping, task.schema);
     case 'decode':

@@ -328,7 +328,8 @@ function readDictionary(leaf: LeafColumn, codec: number, body: Uint8Array, h: Th
   const enc = optNum(dh, 2) ?? ENC.PLAIN;
   if (enc !== ENC.PLAIN && enc !== ENC.PLAIN_DICTIONARY) throw new Unsupported(`dictionary encoding ${enc}`);
   if (leaf.kind === 'boolean') throw new Unsupported('boolean dictionary');
-  const w = new Window(inflater(codec, body), num(h, 2, 'uncompressed size'));
+  const size = num(h, 2, 'uncompressed size');
+  const w = new Window(inflater(codec, body, size), size);
   const read = plainReader(leaf);
   const out: unknown[] = [];
   for (let i = 0; i < n; i++) out.push(read(w, true));
@@ -380,7 +381,7 @@ export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: Lea
       encoding = num(dh, 2, 'page encoding');
       if (leaf.maxRep > 0 && (optNum(dh, 4) ?? ENC.RLE) !== ENC.RLE) throw new Unsupported('BIT_PACKED repetition levels');
       if (leaf.maxDef > 0 && (optNum(dh, 3) ?? ENC.RLE) !== ENC.RLE) throw new Unsupported('BIT_PACKED definition levels');
-      w = new Window(inflater(codec, file.body(compressed)), uncompressed);
+      w = new Window(inflater(codec, file.body(compressed), uncompressed), uncompressed);
       if (leaf.maxRep > 0) w.runs(repWidth, (reps = new Uint8Array(numValues)), 'repetition levels');
       if (leaf.maxDef > 0) w.runs(defWidth, (defs = new Uint8Array(numValues)), 'definition levels');
     } else {
@@ -403,9 +404,10 @@ export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: Lea
       if (repLen + defLen > body.length) throw new ParquetFormatError('levels longer than the page');
       if (leaf.maxRep > 0) decodeHybrid(body.subarray(0, repLen), repWidth, numValues, (reps = new Uint8Array(numValues)));
       if (leaf.maxDef > 0) decodeHybrid(body.subarray(repLen, repLen + defLen), defWidth, numValues, (defs = new Uint8Array(numValues)));
+      if (repLen + defLen > uncompressed) throw new ParquetFormatError('levels longer than the declared page');
       const values = body.subarray(repLen + defLen);
       const isCompressed = h[8] !== undefined && (struct(h, 8)![7] ?? true) !== false;
-      w = new Window(inflater(isCompressed ? codec : 0, values), uncompressed - repLen - defLen);
+      w = new Window(inflater(isCompressed ? codec : 0, values, uncompressed - repLen - defLen), uncompressed - repLen - defLen);
     }
     seen += numValues;
     if (rows !== null) {

@@ -1,8 +1,33 @@
-// Streaming decompression of one page body into a caller's buffer, so a page of hundreds of MB
-// (DuckDB writes a few pages per column chunk) never has to exist whole in memory.
-// zstd: the zstd-napi native addon when it loads (about 1.1 GB/s per core here), else fzstd in pure
-// JS (about 0.25 GB/s). Both produce the same bytes; only the speed differs.
+// Decompression of one page body, read by the caller through a small window (column.ts), for every
+// parquet codec but LZO. The page header's `uncompressed_page_size` is a claim, not a fact: no codec
+// produces a byte past it, and a body that decompresses to more or fewer bytes is a corrupt page.
+// A declared size above what the codec can expand the body to is refused before anything is
+// allocated for it.
+//
+// Memory per open page (one per leaf being read), and the library doing the work:
+// - UNCOMPRESSED: nothing beyond the compressed body.
+// - ZSTD: streamed, a 128 KiB zstd window plus the caller's window. zstd-napi native (about
+//   1.1 GB/s per core here), else fzstd in pure JS (about 0.25 GB/s).
+// - GZIP: pages declaring up to 64 MiB are inflated whole by node:zlib (`unzipSync`, which accepts
+//   gzip and the raw zlib some old writers used, as Arrow does), bounded by `maxOutputLength`;
+//   larger pages are streamed through fflate in 16 KiB input steps, so a bomb holds at most about
+//   16 MiB (deflate expands at most 1032x) whatever it declares.
+// - BROTLI: node:zlib one-shot, bounded by `maxOutputLength`: the whole declared page is held. No
+//   synchronous streaming brotli exists, so a page may declare at most 4096x its compressed size
+//   (far above real data, which is 5-50x) and never over 2 GiB.
+// - SNAPPY, LZ4 (Hadoop-framed, else a raw block, like Arrow C++ and parquet-rs), LZ4_RAW: block
+//   formats with no streaming decoder in any of the libraries: the whole declared page is held,
+//   which the codec's maximum expansion bounds (snappy 64 bytes per 3-byte copy, LZ4 255 bytes per
+//   byte) and never over 2 GiB.
+//   LZ4: lz4-napi when its native addon loads (1.3 GB/s on a 4 MB page of trajectory JSON, 0.6
+//   GB/s with the size prefix it needs copied in), else lz4js (0.24 GB/s); same bytes either way.
+//   Snappy: snappyjs only (0.15 GB/s). @napi-rs/snappy 1.0.2 is 2.7x faster but its addon crashes
+//   the process (SIGSEGV) when a worker thread that loaded it exits, and the reader runs in workers.
+//   Gzip: node:zlib 0.13 GB/s, fflate 0.06 GB/s; brotli: node:zlib 0.28 GB/s.
+// DIVERGENCE_MINE_ZSTD / _LZ4 = js force the pure-JS decoder; DIVERGENCE_MINE_GZIP=stream forces
+// the fflate path for every gzip page (tests).
 import { createRequire } from 'node:module';
+import { brotliDecompressSync, unzipSync } from 'node:zlib';
 import { Unsupported } from './meta.js';
 import { ParquetFormatError } from './thrift.js';
 
@@ -13,7 +38,35 @@ export interface Inflater {
   close(): void;
 }
 
-export const CODEC = { UNCOMPRESSED: 0, SNAPPY: 1, GZIP: 2, ZSTD: 6 } as const;
+export const CODEC = { UNCOMPRESSED: 0, SNAPPY: 1, GZIP: 2, LZO: 3, BROTLI: 4, LZ4: 5, ZSTD: 6, LZ4_RAW: 7 } as const;
+const CODEC_NAME = ['UNCOMPRESSED', 'SNAPPY', 'GZIP', 'LZO', 'BROTLI', 'LZ4', 'ZSTD', 'LZ4_RAW'];
+
+export function codecName(codec: number): string {
+  return CODEC_NAME[codec] ?? `number ${codec}`;
+}
+
+/** Largest gzip page inflated in one call; larger ones stream (see the top). */
+const GZIP_WHOLE = 64 * 2 ** 20;
+/** fflate input step: bounds what one step can produce (1032x) for a streamed gzip page. */
+const GZIP_STEP = 16 * 1024;
+/** Largest declared page of any codec (a JS Buffer's limit is 2^31 - 1 on some platforms). */
+const MAX_PAGE = 2 ** 31 - 1;
+
+const requireCjs = createRequire(import.meta.url);
+
+/** Output of a codec that produced more or fewer bytes than the page header says. */
+function sizeMismatch(name: string, got: number | 'more', size: number): ParquetFormatError {
+  return new ParquetFormatError(
+    got === 'more' ? `${name} page decompresses to more than its declared ${size} bytes` : `${name} page decompresses to ${got} bytes, not its declared ${size}`,
+  );
+}
+
+/** Refuse a declared size the codec cannot reach from `compressed` bytes (a bomb, or a corrupt header). */
+function plausible(name: string, size: number, compressed: number, ratio: number, slack: number): void {
+  if (size > MAX_PAGE || size > compressed * ratio + slack) {
+    throw new ParquetFormatError(`${name} page declares ${size} bytes from ${compressed} compressed bytes, more than ${name} can expand to`);
+  }
+}
 
 class Plain implements Inflater {
   private pos = 0;
@@ -27,6 +80,84 @@ class Plain implements Inflater {
   }
 }
 
+/**
+ * A streaming decoder held to the declared size: never hands out a byte past it, checks for output
+ * beyond it (one byte's probe) as soon as the declared size is reached, and refuses an early end.
+ */
+class Bounded implements Inflater {
+  private produced = 0;
+  private readonly probe = new Uint8Array(1);
+  constructor(
+    private readonly inner: Inflater,
+    private readonly name: string,
+    private readonly size: number,
+  ) {}
+  close(): void {
+    this.inner.close();
+  }
+  read(dst: Uint8Array): number {
+    const want = Math.min(dst.length, this.size - this.produced);
+    if (want === 0) return 0;
+    let got = 0;
+    while (got < want) {
+      const n = this.inner.read(dst.subarray(got, want));
+      if (n === 0) throw sizeMismatch(this.name, this.produced + got, this.size);
+      got += n;
+    }
+    this.produced += got;
+    if (this.produced === this.size && this.inner.read(this.probe) > 0) throw sizeMismatch(this.name, 'more', this.size);
+    return got;
+  }
+}
+
+/** Hands out queued output chunks of a push-style JS decoder (fzstd, fflate), pushing input as needed. */
+class Pushed implements Inflater {
+  private readonly queue: Uint8Array[] = [];
+  private head = 0;
+  private pos = 0;
+  private readonly d: { push(chunk: Uint8Array, final?: boolean): void };
+  constructor(
+    private readonly src: Uint8Array,
+    make: (ondata: (data: Uint8Array) => void) => { push(chunk: Uint8Array, final?: boolean): void },
+    private readonly name: string,
+    private readonly step: number,
+    private readonly copy: boolean,
+  ) {
+    this.d = make((data) => {
+      if (data.length > 0) this.queue.push(copy ? data.slice() : data);
+    });
+  }
+  close(): void {}
+  read(dst: Uint8Array): number {
+    let out = 0;
+    while (out < dst.length) {
+      if (this.queue.length === 0) {
+        if (this.pos >= this.src.length) break;
+        const end = Math.min(this.src.length, this.pos + this.step);
+        try {
+          this.d.push(this.src.subarray(this.pos, end), end === this.src.length);
+        } catch (e) {
+          throw new ParquetFormatError(`${this.name}: ${(e as Error).message}`);
+        }
+        this.pos = end;
+        continue;
+      }
+      const q = this.queue[0]!;
+      const n = Math.min(dst.length - out, q.length - this.head);
+      dst.set(q.subarray(this.head, this.head + n), out);
+      out += n;
+      this.head += n;
+      if (this.head === q.length) {
+        this.queue.shift();
+        this.head = 0;
+      }
+    }
+    return out;
+  }
+}
+
+// ---- zstd ----
+
 type StreamResult = [ret: number, produced: number, consumed: number];
 interface NativeDCtx {
   decompressStream(dst: Uint8Array, src: Uint8Array): StreamResult;
@@ -37,19 +168,23 @@ interface ZstdNapiBinding {
   ResetDirective: { sessionOnly: number };
 }
 
-let native: ZstdNapiBinding | null | undefined;
-/** The zstd-napi binding, or null when the optional addon is not installed or failed to build. */
-function nativeZstd(): ZstdNapiBinding | null {
-  if (native === undefined) {
-    try {
-      if (process.env.DIVERGENCE_MINE_ZSTD === 'js') throw new Error('disabled');
-      native = createRequire(import.meta.url)('zstd-napi/binding') as ZstdNapiBinding;
-    } catch {
-      native = null;
+/** An optional native module, loaded once; null when absent, failing to load, or forced off by `env`=js. */
+function lazyNative<T>(env: string, load: () => T): () => T | null {
+  let m: T | null | undefined;
+  return () => {
+    if (m === undefined) {
+      try {
+        if (process.env[env] === 'js') throw new Error('disabled');
+        m = load();
+      } catch {
+        m = null;
+      }
     }
-  }
-  return native;
+    return m;
+  };
 }
+
+const nativeZstd = lazyNative('DIVERGENCE_MINE_ZSTD', () => requireCjs('zstd-napi/binding') as ZstdNapiBinding);
 
 /**
  * Decompression contexts not in use. Each page being read needs its own (the leaves of a column are
@@ -103,59 +238,197 @@ class NativeZstd implements Inflater {
   }
 }
 
-type FzstdDecompress = new (ondata: (data: Uint8Array, final?: boolean) => void) => { push(chunk: Uint8Array, final?: boolean): void };
-let fz: FzstdDecompress | undefined;
+type PushDecoder = new (ondata: (data: Uint8Array, final?: boolean) => void) => { push(chunk: Uint8Array, final?: boolean): void };
+let fzstd: PushDecoder | undefined;
 
-class JsZstd implements Inflater {
-  private readonly queue: Uint8Array[] = [];
-  private head = 0;
-  private pos = 0;
-  private readonly d: { push(chunk: Uint8Array, final?: boolean): void };
-  constructor(private readonly src: Uint8Array) {
-    fz ??= (createRequire(import.meta.url)('fzstd') as { Decompress: FzstdDecompress }).Decompress;
-    this.d = new fz((data) => {
-      if (data.length > 0) this.queue.push(data.slice());
-    });
+function zstd(src: Uint8Array): Inflater {
+  const z = nativeZstd();
+  if (z) return new NativeZstd(src, z, z.ResetDirective.sessionOnly);
+  fzstd ??= (requireCjs('fzstd') as { Decompress: PushDecoder }).Decompress;
+  // fzstd reuses its output buffer between pushes: keep a copy.
+  return new Pushed(src, (ondata) => new fzstd!(ondata), 'zstd', 65536, true);
+}
+
+// ---- gzip, brotli: node:zlib ----
+
+interface ZlibError extends Error {
+  code?: string;
+}
+
+/** A one-shot node:zlib call held to `size` output bytes. */
+function zlibWhole(name: string, size: number, run: (maxOutputLength: number) => Buffer): Inflater {
+  let out: Buffer;
+  try {
+    // maxOutputLength must be at least 1; an empty page that inflates to a byte is still caught below.
+    out = run(Math.max(size, 1));
+  } catch (e) {
+    if ((e as ZlibError).code === 'ERR_BUFFER_TOO_LARGE') throw sizeMismatch(name, 'more', size);
+    throw new ParquetFormatError(`${name}: ${(e as Error).message}`);
   }
-  close(): void {}
-  read(dst: Uint8Array): number {
-    let out = 0;
-    while (out < dst.length) {
-      if (this.queue.length === 0) {
-        if (this.pos >= this.src.length) break;
-        const end = Math.min(this.src.length, this.pos + 65536);
-        try {
-          this.d.push(this.src.subarray(this.pos, end), end === this.src.length);
-        } catch (e) {
-          throw new ParquetFormatError(`zstd: ${(e as Error).message}`);
-        }
-        this.pos = end;
-        continue;
-      }
-      const q = this.queue[0]!;
-      const n = Math.min(dst.length - out, q.length - this.head);
-      dst.set(q.subarray(this.head, this.head + n), out);
-      out += n;
-      this.head += n;
-      if (this.head === q.length) {
-        this.queue.shift();
-        this.head = 0;
-      }
+  if (out.length !== size) throw sizeMismatch(name, out.length, size);
+  return new Plain(out);
+}
+
+let fflate: { Gunzip: PushDecoder; Unzlib: PushDecoder } | undefined;
+
+function gzip(src: Uint8Array, size: number): Inflater {
+  // Deflate's longest match (258 bytes) costs at least 2 bits: at most 1032x, plus the headers.
+  plausible('GZIP', size, src.length, 1032, 1024);
+  if (size <= GZIP_WHOLE && process.env.DIVERGENCE_MINE_GZIP !== 'stream') {
+    return zlibWhole('GZIP', size, (maxOutputLength) => unzipSync(src, { maxOutputLength }));
+  }
+  fflate ??= requireCjs('fflate') as { Gunzip: PushDecoder; Unzlib: PushDecoder };
+  const Decoder = src[0] === 0x1f && src[1] === 0x8b ? fflate.Gunzip : fflate.Unzlib;
+  return new Bounded(new Pushed(src, (ondata) => new Decoder(ondata), 'GZIP', GZIP_STEP, false), 'GZIP', size);
+}
+
+function brotli(src: Uint8Array, size: number): Inflater {
+  plausible('BROTLI', size, src.length, 4096, 1024);
+  return zlibWhole('BROTLI', size, (maxOutputLength) => brotliDecompressSync(src, { maxOutputLength }));
+}
+
+// ---- snappy ----
+
+let snappyJs: { uncompress(compressed: Uint8Array, maxLength?: number): Uint8Array } | undefined;
+
+function snappy(src: Uint8Array, size: number): Inflater {
+  // A copy of 64 bytes costs 3: at most 64/3 x the body, plus the preamble.
+  plausible('SNAPPY', size, src.length, 22, 64);
+  // The preamble (a varint) states the output length, which snappyjs allocates: check it first.
+  let len = 0;
+  let p = 0;
+  for (let shift = 1; ; shift *= 128, p++) {
+    if (p >= src.length || p >= 5) throw new ParquetFormatError('SNAPPY: bad length preamble');
+    len += (src[p]! & 0x7f) * shift;
+    if ((src[p]! & 0x80) === 0) break;
+  }
+  if (len > size) throw sizeMismatch('SNAPPY', 'more', size);
+  if (len < size) throw sizeMismatch('SNAPPY', len, size);
+  let out: Uint8Array;
+  try {
+    snappyJs ??= requireCjs('snappyjs') as typeof snappyJs;
+    out = snappyJs!.uncompress(src, size);
+  } catch (e) {
+    throw new ParquetFormatError(`SNAPPY: ${(e as Error).message}`);
+  }
+  if (out.length !== size) throw sizeMismatch('SNAPPY', out.length, size);
+  return new Plain(out);
+}
+
+// ---- LZ4 ----
+
+interface Lz4Native {
+  /** lz4_flex's size-prepended block: [u32 LE output size][raw LZ4 block]. */
+  uncompressSync(data: Uint8Array): Buffer;
+}
+const nativeLz4 = lazyNative('DIVERGENCE_MINE_LZ4', () => requireCjs('lz4-napi') as Lz4Native);
+let lz4js: { decompressBlock(src: Uint8Array, dst: Uint8Array, sIndex: number, sLength: number, dIndex: number): number } | undefined;
+
+/** One raw LZ4 block of `size` output bytes; null when it does not decode to exactly that. */
+function lz4Block(src: Uint8Array, size: number): Uint8Array | null {
+  const n = nativeLz4();
+  try {
+    if (n) {
+      const framed = Buffer.allocUnsafe(4 + src.length);
+      framed.writeUInt32LE(size, 0);
+      framed.set(src, 4);
+      // lz4_flex refuses output past the prepended size and returns what it made when shorter.
+      const out = n.uncompressSync(framed);
+      return out.length === size ? out : null;
     }
-    return out;
+    lz4js ??= requireCjs('lz4js') as typeof lz4js;
+    const dst = new Uint8Array(size);
+    // lz4js writes past the end of a typed array into nothing; its returned position tells.
+    return lz4js!.decompressBlock(src, dst, 0, src.length, 0) === size ? dst : null;
+  } catch {
+    return null;
   }
 }
 
-export function inflater(codec: number, src: Uint8Array): Inflater {
+/**
+ * Hadoop framing: [u32 BE output size][u32 BE block size][block], repeated, filling the page
+ * exactly. Null when the page is not framed that way (then it is read as one raw block).
+ */
+function hadoopLz4(src: Uint8Array, size: number): Uint8Array | null {
+  const blocks: [start: number, end: number, out: number][] = [];
+  const view = new DataView(src.buffer, src.byteOffset, src.byteLength);
+  let p = 0;
+  let total = 0;
+  while (p < src.length) {
+    if (p + 8 > src.length) return null;
+    const out = view.getUint32(p);
+    const len = view.getUint32(p + 4);
+    p += 8;
+    if (len > src.length - p || out > size - total) return null;
+    blocks.push([p, p + len, out]);
+    p += len;
+    total += out;
+  }
+  if (total !== size || blocks.length === 0) return null;
+  if (blocks.length === 1) return lz4Block(src.subarray(blocks[0]![0], blocks[0]![1]), size);
+  const dst = new Uint8Array(size);
+  let at = 0;
+  for (const [start, end, out] of blocks) {
+    const b = lz4Block(src.subarray(start, end), out);
+    if (!b) return null;
+    dst.set(b, at);
+    at += out;
+  }
+  return dst;
+}
+
+function lz4(src: Uint8Array, size: number, hadoop: boolean): Inflater {
+  const name = hadoop ? 'LZ4' : 'LZ4_RAW';
+  // A match length byte of 255 is the most a byte can add.
+  plausible(name, size, src.length, 255, 64);
+  const framed = hadoop ? hadoopLz4(src, size) : null;
+  if (framed) return new Plain(framed);
+  const dst = lz4Block(src, size);
+  if (!dst) throw new ParquetFormatError(`${name}: corrupt block, or not of its declared ${size} bytes`);
+  return new Plain(dst);
+}
+
+/** The decompressed body of a page that declares `size` bytes. */
+export function inflater(codec: number, src: Uint8Array, size: number): Inflater {
+  if (size < 0 || size > MAX_PAGE) throw new ParquetFormatError(`page declares ${size} bytes`);
   switch (codec) {
     case CODEC.UNCOMPRESSED:
+      if (src.length !== size) throw new ParquetFormatError(`uncompressed page of ${src.length} bytes declares ${size}`);
       return new Plain(src);
-    case CODEC.ZSTD: {
-      const z = nativeZstd();
-      if (z) return new NativeZstd(src, z, z.ResetDirective.sessionOnly);
-      return new JsZstd(src);
-    }
+    case CODEC.SNAPPY:
+      return snappy(src, size);
+    case CODEC.GZIP:
+      return gzip(src, size);
+    case CODEC.BROTLI:
+      return brotli(src, size);
+    case CODEC.LZ4:
+      return lz4(src, size, true);
+    case CODEC.LZ4_RAW:
+      return lz4(src, size, false);
+    case CODEC.ZSTD:
+      return new Bounded(zstd(src), 'ZSTD', size);
     default:
-      throw new Unsupported(`compression codec ${codec}`);
+      throw new Unsupported(`compression codec ${codecName(codec)}`);
+  }
+}
+
+/** The library that decodes `codec` pages in this process (tests check the forced pure-JS paths take effect). */
+export function decoderOf(codec: number): string {
+  switch (codec) {
+    case CODEC.UNCOMPRESSED:
+      return 'none';
+    case CODEC.SNAPPY:
+      return 'snappyjs';
+    case CODEC.GZIP:
+      return process.env.DIVERGENCE_MINE_GZIP === 'stream' ? 'fflate' : 'node:zlib';
+    case CODEC.BROTLI:
+      return 'node:zlib';
+    case CODEC.LZ4:
+    case CODEC.LZ4_RAW:
+      return nativeLz4() ? 'lz4-napi' : 'lz4js';
+    case CODEC.ZSTD:
+      return nativeZstd() ? 'zstd-napi' : 'fzstd';
+    default:
+      return 'parquet-wasm';
   }
 }
