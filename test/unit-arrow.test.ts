@@ -19,7 +19,7 @@ import {
   type Vector,
 } from 'apache-arrow';
 import { describe, expect, it } from 'vitest';
-import { isLabelType, isStringType, isTrajectoryType, makeGetter } from '../src/read/arrow-values.js';
+import { isLabelType, isStringType, isTrajectoryType, makeGetter } from '../src/io/arrow-values.js';
 
 const values = (v: Vector) => {
   expect(v.data).toHaveLength(1);

@@ -2,7 +2,7 @@
 // contract's published reference run (nebius/SWE-rebench-openhands-trajectories, CC-BY-4.0 © Nebius),
 // with made-up pairs_walked / no_divergence / capped that keep the identity.
 import { describe, expect, it } from 'vitest';
-import { addCounters, assertIdentity, COUNTER_NAMES, emptyCounters, formatCounters, identityHolds, type Counters } from '../src/counters.js';
+import { addCounters, assertIdentity, COUNTER_NAMES, emptyCounters, formatCounters, identityHolds, type Counters } from '../src/contract/counters.js';
 
 const counters = (o: Partial<Counters>): Counters => ({ ...emptyCounters(), ...o });
 

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ExitCode, UserError } from '../src/errors.js';
-import { kindByExtension, resolveInputs, type InputKind } from '../src/read/inputs.js';
+import { kindByExtension, resolveInputs, type InputKind } from '../src/io/inputs.js';
 
 const root = mkdtempSync(join(tmpdir(), 'dm-unit-inputs-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));

@@ -8,10 +8,10 @@
 // nebius/SWE-rebench-openhands-trajectories, CC-BY-4.0 © Nebius
 // (Trofimova et al., "OpenHands Trajectories with Qwen3-Coder-480B-A35B-Instruct", Nebius blog, 2025).
 import { describe, expect, it } from 'vitest';
-import { emptyCounters, type Counters } from '../src/counters.js';
+import { emptyCounters, type Counters } from '../src/contract/counters.js';
 import { UserError } from '../src/errors.js';
-import { mineRows, type InputRow } from '../src/memory.js';
-import type { MiningOptions } from '../src/options.js';
+import { mineRows, type InputRow } from '../src/contract/mine-rows.js';
+import type { MiningOptions } from '../src/contract/options.js';
 import type { PairRow } from '../src/types.js';
 
 const counters = (o: Partial<Counters>): Counters => ({ ...emptyCounters(), ...o });

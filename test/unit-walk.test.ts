@@ -8,10 +8,10 @@
 // character bigrams after removing all whitespace: 2 * |shared bigrams| / (bigrams(a) + bigrams(b)).
 // The expected similarities below were worked out by hand from that definition.
 import { describe, expect, it } from 'vitest';
-import { emptyCounters, identityHolds, type Counters } from '../src/counters.js';
-import { dedupeKey, makeRow } from '../src/emit.js';
+import { emptyCounters, identityHolds, type Counters } from '../src/contract/counters.js';
+import { dedupeKey, makeRow } from '../src/contract/emit.js';
 import type { PairRow } from '../src/types.js';
-import { actionSimilarity, assistantTurn, findDivergence, walkInstance, type InstanceHooks, type Walkable, type WalkOptions } from '../src/walk.js';
+import { actionSimilarity, assistantTurn, findDivergence, walkInstance, type InstanceHooks, type Walkable, type WalkOptions } from '../src/contract/walk.js';
 
 type Msg = [role: string, text: string];
 

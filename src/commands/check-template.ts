@@ -10,7 +10,7 @@ import { basename } from 'node:path';
 import { tableFromIPC, type Data, type Field, type Schema } from 'apache-arrow';
 import type { Command } from 'commander';
 import { ExitCode, UserError } from '../errors.js';
-import { makeGetter } from '../read/arrow-values.js';
+import { makeGetter } from '../io/arrow-values.js';
 import {
   TemplateError,
   checkRow,
@@ -20,7 +20,7 @@ import {
   tally,
   type CheckSummary,
   type LoadedTemplate,
-} from '../train/template.js';
+} from '../dataset/template.js';
 
 export interface CheckTemplateOptions {
   template: string;

@@ -28,7 +28,7 @@
 //     prefix_groups = k, group_count = G, is_full_trajectory = (k === G && complete), where
 //     `complete` (default true) says the continuations were not cut by --max-continuation-messages.
 //   So each assistant message of each side is supervised in exactly one of the pair's G rows.
-import { emitMessage } from '../emit.js';
+import { emitMessage } from '../contract/emit.js';
 import type { EmittedMessage, Message } from '../types.js';
 
 export type LossMessage = EmittedMessage & { loss: boolean };

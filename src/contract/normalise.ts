@@ -1,5 +1,5 @@
 // Contract section 2: what is kept of each message, and how tool calls are normalised.
-import type { Message, RawMessage, ToolCall } from './types.js';
+import type { Message, RawMessage, ToolCall } from '../types.js';
 
 /** Per-trajectory tallies that normalisation produces (contract counters). */
 export interface NormaliseTally {

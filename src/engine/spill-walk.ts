@@ -1,13 +1,13 @@
 // The walk over spilled trajectories (mine.ts's pass 3, and worker walk tasks): a trajectory's
 // hashes and offsets come from its index block, messages and signatures from its spill records.
 import { createHash } from 'node:crypto';
-import { makeRow } from './emit.js';
+import { makeRow } from '../contract/emit.js';
 import { HASH_BYTES } from './encode.js';
-import { ROLE_NAMES, type DecodedTrajectory, type WalkTrajectory } from './read/protocol.js';
-import { continuation, type LossMessage } from './shapes/continuation.js';
+import { ROLE_NAMES, type DecodedTrajectory, type WalkTrajectory } from './protocol.js';
+import { continuation, type LossMessage } from '../shapes/continuation.js';
 import { HEADER as SPILL_HEADER, SpillReader, decodeRecord, emittedHash, emittedLength, readIndexBlock } from './spill.js';
-import type { EmittedMessage, PairRow } from './types.js';
-import { assistantTurn, type Walkable } from './walk.js';
+import type { EmittedMessage, PairRow } from '../types.js';
+import { assistantTurn, type Walkable } from '../contract/walk.js';
 
 /** `--continuation trajectory`: both sides from the divergence on, with loss flags. */
 export interface MinedContinuation {

@@ -8,22 +8,22 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { assertIdentity, type Counters } from './counters.js';
-import { ExitCode, UserError } from './errors.js';
-import type { MiningOptions } from './options.js';
+import { assertIdentity, type Counters } from '../contract/counters.js';
+import { ExitCode, UserError } from '../errors.js';
+import type { MiningOptions } from '../contract/options.js';
 import { partitionOf, type Partition } from './partition.js';
-import { silentProgress, type ProgressSink } from './progress.js';
-import { checkParquetMagic, type InputFile } from './read/inputs.js';
-import { Pool } from './read/pool.js';
-import { type DecodeResult, type Engine, type IndexResult, type MetaResult, type SampleResult, type Task } from './read/protocol.js';
-import { Indexer, type Selected } from './select.js';
-import { MESSAGES_CANDIDATES, SchemaError, detectSchema, mappedColumns, type ColumnMapping, type Detection, type SchemaOverrides } from './sources/schema.js';
+import { silentProgress, type ProgressSink } from '../io/progress.js';
+import { checkParquetMagic, type InputFile } from '../io/inputs.js';
+import { Pool } from './pool.js';
+import { type DecodeResult, type Engine, type IndexResult, type MetaResult, type SampleResult, type Task } from './protocol.js';
+import { Indexer, type Selected } from '../contract/select.js';
+import { MESSAGES_CANDIDATES, SchemaError, detectSchema, mappedColumns, type ColumnMapping, type Detection, type SchemaOverrides } from '../sources/schema.js';
 import { SpillReader } from './spill.js';
 import { SpillTrajectory, hooksFor, type MinedContinuation } from './spill-walk.js';
 import { EarlyWalk } from './early-walk.js';
-import type { PairRow } from './types.js';
-import { removeTemp, trackTemp } from './write/atomic.js';
-import { walkInstance } from './walk.js';
+import type { PairRow } from '../types.js';
+import { removeTemp, trackTemp } from '../io/atomic.js';
+import { walkInstance } from '../contract/walk.js';
 
 export interface Loc {
   input: number;
