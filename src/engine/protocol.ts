@@ -1,6 +1,9 @@
 // Messages between the main thread and the decode workers (read/worker.ts).
 import type { ErrorPayload } from '../errors.js';
 import type { ColumnMapping, SchemaName } from '../sources/schema.js';
+import type { MetaResult } from '../parquet/file-summary.js';
+// The reader's summary of a file is the parquet layer's type; the protocol carries it as is.
+export type { FieldInfo, MetaResult } from '../parquet/file-summary.js';
 
 /**
  * `js`: our own streaming page reader (read/pq/), zstd through the optional zstd-napi addon or pure-JS
@@ -8,14 +11,6 @@ import type { ColumnMapping, SchemaName } from '../sources/schema.js';
  * `duckdb`: DuckDB's native reader through @duckdb/node-api.
  */
 export type Engine = 'js' | 'wasm' | 'duckdb';
-
-export interface FieldInfo {
-  name: string;
-  type: string;
-  isString: boolean;
-  isLabel: boolean;
-  isTrajectory: boolean;
-}
 
 export type Task =
   | { kind: 'meta'; path: string; engine: Engine; bytes: number }
@@ -67,12 +62,6 @@ export interface WalkResult {
   sizes: number[];
   /** The walk's counters for these instances (the other counters are 0). */
   counters: Record<string, number>;
-}
-
-export interface MetaResult {
-  numRows: number;
-  rowGroupRows: number[];
-  fields: FieldInfo[];
 }
 
 /** The sample row: column -> first value (absent when the row group is empty). */

@@ -4,18 +4,12 @@ import { createHash } from 'node:crypto';
 import { makeRow } from '../contract/emit.js';
 import { HASH_BYTES } from './encode.js';
 import { ROLE_NAMES, type DecodedTrajectory, type WalkTrajectory } from './protocol.js';
-import { continuation, type LossMessage } from '../shapes/continuation.js';
+import { continuation, type MinedContinuation } from '../shapes/continuation.js';
 import { HEADER as SPILL_HEADER, SpillReader, decodeRecord, emittedHash, emittedLength, readIndexBlock } from './spill.js';
 import type { EmittedMessage, PairRow } from '../types.js';
 import { assistantTurn, type Walkable } from '../contract/walk.js';
 
-/** `--continuation trajectory`: both sides from the divergence on, with loss flags. */
-export interface MinedContinuation {
-  chosen: LossMessage[];
-  rejected: LossMessage[];
-  /** Both sides reach the end of their trajectories (not cut by maxContinuationMessages). */
-  complete: boolean;
-}
+export type { MinedContinuation } from '../shapes/continuation.js';
 
 /** A decoded trajectory as the walk sees it: hashes and offsets from its spill index block. */
 export class SpillTrajectory implements Walkable {

@@ -8,7 +8,7 @@ import { ExitCode, UserError } from '../errors.js';
 import { assembleRow, listLevels } from './assemble.js';
 import { leafRows } from './column.js';
 import { Unsupported, readFooter, type FileMeta, type LogicalNode } from './meta.js';
-import type { MetaResult } from '../engine/protocol.js';
+import type { MetaResult } from './file-summary.js';
 import { ParquetFormatError } from './thrift.js';
 
 export { Unsupported } from './meta.js';

@@ -149,3 +149,11 @@ export function groupRows(pairId: string, chosen: readonly AnyMessage[], rejecte
 export function pairIdOf(row: { chosen_trajectory_id: string; rejected_trajectory_id: string }): string {
   return `${row.chosen_trajectory_id}~${row.rejected_trajectory_id}`;
 }
+
+/** `--continuation trajectory`: both sides from the divergence on, with loss flags. */
+export interface MinedContinuation {
+  chosen: LossMessage[];
+  rejected: LossMessage[];
+  /** Both sides reach the end of their trajectories (not cut by maxContinuationMessages). */
+  complete: boolean;
+}
