@@ -26,7 +26,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   io: BELOW_CONTRACT,
   // Self-contained, so that it could be published on its own: only the error type.
   parquet: ['errors'],
-  contract: BASE,
+  // Pure rules: not even version.ts, which reads package.json.
+  contract: ['errors', 'types'],
   errors: [],
   types: [],
   version: [],
@@ -73,6 +74,21 @@ function violations(files: Record<string, string>, allowed: Record<string, reado
     }
   }
   return bad;
+}
+
+/** Packages the pure units may use (node:crypto: hashes are part of the rules). */
+const PURE = ['contract', 'errors', 'types'];
+const PURE_EXTERNAL = /^(node:crypto|fast-json-stable-stringify|string-similarity)$/;
+
+/** Non-relative imports of a pure unit that are not on the list (files, threads, processes, the CLI). */
+function impurities(files: Record<string, string>): string[] {
+  const out: string[] = [];
+  for (const [file, source] of Object.entries(files)) {
+    if (!PURE.includes(unitOf(file))) continue;
+    for (const m of source.matchAll(/\bfrom\s*(['"])([^'".][^'"]*)\1/g)) if (!PURE_EXTERNAL.test(m[2]!)) out.push(`${file}: ${m[2]}`);
+    if (/\bprocess\.(std|exit|env|argv)/.test(source)) out.push(`${file}: process`);
+  }
+  return out;
 }
 
 function sourcesOf(dir: string): Record<string, string> {
@@ -130,6 +146,19 @@ describe('layers', () => {
     const files = sourcesOf(SRC);
     expect(Object.keys(files).length).toBeGreaterThan(40);
     expect(violations(files).map((v) => `${v.file}: ${v.why} (${v.target})`)).toEqual([]);
+  });
+
+  it.each([
+    ['contract/walk.ts', "import { readFileSync } from 'node:fs';", ['contract/walk.ts: node:fs']],
+    ['contract/sample.ts', "import { createHash } from 'node:crypto';", []],
+    ['types.ts', 'process.stdout.write(x);', ['types.ts: process']],
+    ['engine/pool.ts', "import { Worker } from 'node:worker_threads';", []],
+  ])('impurities of %s with %j', (file, source, found) => {
+    expect(impurities({ [file]: source })).toEqual(found);
+  });
+
+  it('the contract, errors.ts and types.ts do no I/O', () => {
+    expect(impurities(sourcesOf(SRC))).toEqual([]);
   });
 
   it('the table itself has no cycle', () => {
