@@ -1,4 +1,4 @@
-// Unit tests for src/read/arrow-values.ts: makeGetter turns Arrow column data into plain JS values.
+// Unit tests for src/io/arrow-values.ts: makeGetter turns Arrow column data into plain JS values.
 // Vectors are built with apache-arrow's vectorFromArray; the trajectory vector has the upstream
 // nested message schema, and its messages are copied (contents shortened) from
 // nebius/SWE-rebench-openhands-trajectories, CC-BY-4.0 © Nebius

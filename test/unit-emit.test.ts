@@ -1,4 +1,4 @@
-// Unit tests for src/emit.ts, written from the mining contract section 6 (emitted messages, the
+// Unit tests for src/contract/emit.ts, written from the mining contract section 6 (emitted messages, the
 // output row) and section 5 step 4 (the exact-duplicate key).
 //
 // Real message shapes and texts below are copied from nebius/SWE-rebench-openhands-trajectories,

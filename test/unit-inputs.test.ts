@@ -1,4 +1,4 @@
-// Unit tests for src/read/inputs.ts (resolveInputs): files, folders (recursive, sorted), globs, and the
+// Unit tests for src/io/inputs.ts (resolveInputs): files, folders (recursive, sorted), globs, and the
 // one-line errors of contract section 8 (naming the file, non-zero exit code).
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,4 +1,4 @@
-// Unit tests for src/normalise.ts, written from the mining contract (sections 2 and 3, `norm`).
+// Unit tests for src/contract/normalise.ts, written from the mining contract (sections 2 and 3, `norm`).
 //
 // Real message shapes and texts below are copied (some contents shortened, marked "excerpt") from
 // nebius/SWE-rebench-openhands-trajectories, CC-BY-4.0 © Nebius

@@ -1,4 +1,4 @@
-// Our own parquet reader (src/read/pq/, `--engine js`): the pure decoders table-driven, then whole
+// Our own parquet reader (src/parquet/, `--engine js`): the pure decoders table-driven, then whole
 // files written by DuckDB (an independent writer) read back and compared value for value with
 // parquet-wasm + arrow-values.ts, the values the wasm engine hands to the encoder.
 import { openAsBlob } from 'node:fs';

@@ -1,4 +1,4 @@
-// Unit tests for src/sample.ts and src/select.ts, written from the mining contract sections 1 and 4.
+// Unit tests for src/contract/sample.ts and src/contract/select.ts, written from the mining contract sections 1 and 4.
 // Expected SHA-256 ranks were computed independently with coreutils, e.g.
 //   printf '0:r4' | sha256sum   ->  296f465d...
 // The trajectory id chatcmpl-eb27c5fe3baa10d5272928b4e016d84f is a real id from

@@ -1,4 +1,4 @@
-// Unit tests for src/sign.ts, written from the mining contract section 3 (comparison keys,
+// Unit tests for src/contract/sign.ts, written from the mining contract section 3 (comparison keys,
 // actionSignature, canon).
 //
 // Real message shapes and texts below are copied (some contents shortened, marked "excerpt") from

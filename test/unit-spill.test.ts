@@ -1,4 +1,4 @@
-// Round trip of src/encode.ts (encodeTrajectory) through src/spill.ts (SpillWriter / SpillReader):
+// Round trip of src/engine/encode.ts (encodeTrajectory) through src/engine/spill.ts (SpillWriter / SpillReader):
 // what the streaming pipeline reads back from the spill must be exactly the emitted message
 // (contract section 6) and the action signature (contract section 3) of the in-memory path.
 //

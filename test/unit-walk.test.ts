@@ -1,4 +1,4 @@
-// Unit tests for src/walk.ts, written from the mining contract section 5 (walk and filters, in order).
+// Unit tests for src/contract/walk.ts, written from the mining contract section 5 (walk and filters, in order).
 // The trajectories here are minimal stand-ins: a message is [role, text], its comparison key is
 // role + "\n" + text and the action signature of an assistant message is its text. The signatures
 // in the similarity rows are real call signatures in the shape of nebius/SWE-rebench-openhands-

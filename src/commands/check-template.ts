@@ -1,5 +1,5 @@
 // `divergence-mine check-template <pairs...> --template FILE`
-// Renders every pair with a chat template (see src/train/template.ts for the rule) and reports the
+// Renders every pair with a chat template (see src/dataset/template.ts for the rule) and reports the
 // rows TRL's DPOTrainer cannot use. Exit 0 when every row passes, ExitCode.templateFailures when a
 // row fails; bad arguments and unreadable files are UserErrors with their own codes.
 import { createReadStream, existsSync, openAsBlob, readFileSync, statSync } from 'node:fs';

@@ -60,7 +60,7 @@ export interface MineCliOptions {
   workers: number;
   force: boolean;
   partition?: Partition;
-  /** Training output (issue 5): see src/train/*. */
+  /** Training output (issue 5): see src/shapes/ and src/dataset/. */
   shape?: 'published' | 'trl' | 'sft';
   arguments?: ArgumentsMode;
   promptWindow?: number;

@@ -1,5 +1,5 @@
 // The whole contract over rows already in memory: the library entry for small inputs and the
-// reference the streaming pipeline (mine.ts) is tested against.
+// reference the streaming pipeline (engine/mine-pairs.ts) is tested against.
 import { assertIdentity, type Counters } from './counters.js';
 import { dedupeKey, emitMessage, makeRow } from './emit.js';
 import { UserError, ExitCode } from '../errors.js';

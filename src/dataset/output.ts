@@ -43,7 +43,7 @@ export const PUBLISHED_COLUMNS: ColumnSpec<PairRow>[] = [
   { name: 'action_similarity', type: DOUBLE, value: (r) => r.action_similarity },
 ];
 
-/** `--prompt-window`: messages removed from the prompt (src/train/window.ts). */
+/** `--prompt-window`: messages removed from the prompt (src/shapes/window.ts). */
 const DROPPED_COLUMN: ColumnSpec<{ prompt_messages_dropped?: number }> = {
   name: 'prompt_messages_dropped',
   type: INT64,

@@ -1,4 +1,4 @@
-// Messages between the main thread and the decode workers (read/worker.ts).
+// Messages between the main thread and the decode workers (worker.ts).
 import type { ErrorPayload } from '../errors.js';
 import type { ColumnMapping, SchemaName } from '../sources/schema.js';
 import type { MetaResult } from '../parquet/file-summary.js';
@@ -6,7 +6,7 @@ import type { MetaResult } from '../parquet/file-summary.js';
 export type { FieldInfo, MetaResult } from '../parquet/file-summary.js';
 
 /**
- * `js`: our own streaming page reader (read/pq/), zstd through the optional zstd-napi addon or pure-JS
+ * `js`: our own streaming page reader (src/parquet/), zstd through the optional zstd-napi addon or pure-JS
  * fzstd; row groups it cannot decode fall back to parquet-wasm. `wasm`: parquet-wasm (no native code).
  * `duckdb`: DuckDB's native reader through @duckdb/node-api.
  */

@@ -1,4 +1,4 @@
-// The walk over spilled trajectories (mine.ts's pass 3, and worker walk tasks): a trajectory's
+// The walk over spilled trajectories (mine-pairs.ts's walk, and worker walk tasks): a trajectory's
 // hashes and offsets come from its index block, messages and signatures from its spill records.
 import { createHash } from 'node:crypto';
 import { makeRow } from '../contract/emit.js';

@@ -232,7 +232,7 @@ export function mappedColumns(m: ColumnMapping): string[] {
   return [...new Set([...ids, m.instance, m.messages, m.resolved, ...(m.tools ? [m.tools] : []), ...(m.repo ? [m.repo] : [])])];
 }
 
-/** The standard row the pipeline reads (memory.ts InputRow, upstream column names). A type alias, so it is an InputRow. */
+/** The standard row the pipeline reads (contract/mine-rows.ts InputRow, upstream column names). A type alias, so it is an InputRow. */
 export type StandardRow = {
   trajectory_id: unknown;
   instance_id: unknown;
