@@ -10,7 +10,7 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readStats, registerReport, runReport, type ReportCliOptions } from '../src/commands/report.js';
 import { UserError } from '../src/errors.js';
-import { openPublishedSink } from '../src/dataset/output.js';
+import { openPublishedSink } from '../src/dataset/file-output.js';
 import { readPairs } from '../src/io/pairs.js';
 import type { PairRow } from '../src/types.js';
 import { ReportBuilder, capText } from '../src/view/report.js';

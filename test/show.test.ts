@@ -8,7 +8,7 @@ import { Command } from 'commander';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerShow, type ShowIO, pickWidth, wantColor } from '../src/commands/show.js';
 import { UserError } from '../src/errors.js';
-import { openPublishedSink } from '../src/dataset/output.js';
+import { openPublishedSink } from '../src/dataset/file-output.js';
 import { countPairs, findInstanceRows, readPairAt, readPairs, seededIndex } from '../src/io/pairs.js';
 import type { PairRow } from '../src/types.js';
 import { diffSequences, diffTexts, diffTokens } from '../src/view/diff.js';

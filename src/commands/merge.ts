@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { COUNTER_NAMES, assertIdentity, emptyCounters, formatCounters, type Counters } from '../contract/counters.js';
 import { ExitCode, UserError } from '../errors.js';
-import { openSink, outputFormat, type OutputLayout } from '../dataset/output.js';
+import { openSink, outputFormat, type OutputLayout } from '../dataset/file-output.js';
 import { ROW_LEVEL_COUNTERS, partitionOf } from '../engine/partition.js';
 import { jsonlLines, parseJsonLine } from '../io/jsonl-lines.js';
 import { pairsFormat, readPairs } from '../io/pairs.js';
