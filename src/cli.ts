@@ -8,7 +8,7 @@ import { registerMine } from './commands/mine.js';
 import { registerReport } from './commands/report.js';
 import { registerShow } from './commands/show.js';
 import { VERSION } from './version.js';
-import { removeAllTemp } from './write/atomic.js';
+import { removeAllTemp } from './io/atomic.js';
 
 export function buildProgram(): Command {
   const program = new Command('divergence-mine')

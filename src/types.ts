@@ -1,6 +1,7 @@
 // Shared data shapes. The rules that produce them live in one module each:
-// normalise.ts (messages), sign.ts (comparison keys), sample.ts (groups and ranks),
-// walk.ts (lockstep walk and filters), counters.ts (the funnel), write/* (output).
+// contract/normalise.ts (messages), contract/sign.ts (comparison keys), contract/sample.ts (groups
+// and ranks), contract/walk.ts (lockstep walk and filters), contract/counters.ts (the funnel),
+// io/*-writer.ts (output).
 
 /** A message as it arrives from a reader (parquet or JSONL), before normalisation. */
 export interface RawMessage {

@@ -12,10 +12,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { MAX_JSON_DEPTH, nestedDeeperThan, parseJson } from '../src/json-depth.js';
-import { BadValue, normaliseToolCall } from '../src/normalise.js';
-import { canonArguments, DEFAULT_REASONING_KEYS } from '../src/sign.js';
-import { stripNulls } from '../src/train/trl.js';
+import { MAX_JSON_DEPTH, nestedDeeperThan, parseJson } from '../src/contract/json-depth.js';
+import { BadValue, normaliseToolCall } from '../src/contract/normalise.js';
+import { canonArguments, DEFAULT_REASONING_KEYS } from '../src/contract/sign.js';
+import { stripNulls } from '../src/shapes/trl.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = join(ROOT, 'bin', 'divergence-mine');

@@ -6,8 +6,8 @@
 // "OpenHands Trajectories with Qwen3-Coder-480B-A35B-Instruct", Nebius blog, 2025).
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { emitMessage } from '../src/emit.js';
-import { normaliseMessage } from '../src/normalise.js';
+import { emitMessage } from '../src/contract/emit.js';
+import { normaliseMessage } from '../src/contract/normalise.js';
 import {
   continuation,
   groupBounds,

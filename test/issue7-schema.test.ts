@@ -6,8 +6,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { UserError } from '../src/errors.js';
-import { mineRows } from '../src/memory.js';
-import { labelOf } from '../src/sample.js';
+import { mineRows } from '../src/contract/mine-rows.js';
+import { labelOf } from '../src/contract/sample.js';
 import {
   describeDetection,
   detectSchema,

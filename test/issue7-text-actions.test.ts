@@ -6,8 +6,8 @@
 // Trajectories with Qwen3-Coder-480B-A35B-Instruct", Nebius blog, 2025); see fixtures/sources/README.md.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { normaliseMessage } from '../src/normalise.js';
-import { DEFAULT_REASONING_KEYS, keyAndSignature } from '../src/sign.js';
+import { normaliseMessage } from '../src/contract/normalise.js';
+import { DEFAULT_REASONING_KEYS, keyAndSignature } from '../src/contract/sign.js';
 import {
   fencedBlocks,
   lastActionBlock,

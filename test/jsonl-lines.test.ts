@@ -1,4 +1,4 @@
-// The JSONL line reader (src/read/jsonl-lines.ts): lines split on "\n" (one trailing "\r" dropped),
+// The JSONL line reader (src/io/jsonl-lines.ts): lines split on "\n" (one trailing "\r" dropped),
 // plain and gzip, streamed; a line longer than the cap (or a gzip bomb without newlines) is a clean
 // UserError (exit 5) naming the file and line, never a RangeError. The last case runs the BUILT CLI
 // on a 2 MB gzip file that expands to 600 MB without a newline.
@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ExitCode, UserError } from '../src/errors.js';
-import { jsonlLines, MAX_LINE_BYTES } from '../src/read/jsonl-lines.js';
+import { jsonlLines, MAX_LINE_BYTES } from '../src/io/jsonl-lines.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'dm-jsonl-lines-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import { tableFromIPC, type Data } from 'apache-arrow';
 import * as pw from 'parquet-wasm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { makeGetter } from '../src/read/arrow-values.js';
+import { makeGetter } from '../src/io/arrow-values.js';
 import { editFirstPage } from './support/page-surgery.js';
 
 const run = promisify(execFile);
@@ -53,8 +53,8 @@ async function loadReader(impl: 'native' | 'js') {
   Object.assign(process.env, envFor(impl));
   for (const k of Object.keys(JS_ENV)) if (impl === 'native') delete process.env[k];
   vi.resetModules();
-  const reader = await import('../src/read/pq/reader.js');
-  const inflate = await import('../src/read/pq/inflate.js');
+  const reader = await import('../src/parquet/reader.js');
+  const inflate = await import('../src/parquet/inflate.js');
   // Decoders are picked on first use: pick them now, under this environment.
   const decoders = Object.fromEntries(CODECS.map((c) => [c.codec, inflate.decoderOf(c.id)]));
   for (const k of Object.keys(JS_ENV)) delete process.env[k];

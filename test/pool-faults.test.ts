@@ -1,14 +1,14 @@
 // Every pool task settles, whatever its worker does: a failed task, a result that cannot be sent, a
 // worker that throws outside a task, exits or runs out of memory. Input errors (UserError, decoder
 // errors, wasm traps) keep their exit code; a bug in our code is an internal error (exit 1) with the
-// worker's stack. The workers are test/support/faulty-worker.mjs over the built dist/read/serve.js.
+// worker's stack. The workers are test/support/faulty-worker.mjs over the built dist/engine/serve.js.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ExitCode, UserError, toPayload, type ErrorPayload } from '../src/errors.js';
-import { Pool, taskError } from '../src/read/pool.js';
-import type { Task } from '../src/read/protocol.js';
+import { Pool, taskError } from '../src/engine/pool.js';
+import type { Task } from '../src/engine/protocol.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'dm-pool-faults-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { CardStats, TEXT_REPLY, actionChars, renderCard, splitCountsLine, type CardInput, type CardRowLike } from '../src/train/card.js';
-import { toTrlRow } from '../src/train/trl.js';
-import { splitOf } from '../src/train/split.js';
+import { CardStats, TEXT_REPLY, actionChars, renderCard, splitCountsLine, type CardInput, type CardRowLike } from '../src/dataset/card.js';
+import { toTrlRow } from '../src/shapes/trl.js';
+import { splitOf } from '../src/dataset/split.js';
 import { samplePairs } from './template/pairs.js';
 
 const COUNTERS = {

@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { readPairsFile } from '../src/commands/check-template.js';
-import { assignSplit, groupKeyOf, planShards, shardFileName, splitFileName, type SplitBy } from '../src/train/split.js';
-import { toTrlRow, type TrlRow } from '../src/train/trl.js';
+import { assignSplit, groupKeyOf, planShards, shardFileName, splitFileName, type SplitBy } from '../src/dataset/split.js';
+import { toTrlRow, type TrlRow } from '../src/shapes/trl.js';
 import { samplePairs } from './template/pairs.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'dm-files-'));

@@ -12,7 +12,7 @@ import {
   shardFileName,
   splitFileName,
   splitOf,
-} from '../src/train/split.js';
+} from '../src/dataset/split.js';
 
 /** The documented rule, computed independently: hex of the first 8 bytes / 2^64. */
 function unitOf(s: string): number {

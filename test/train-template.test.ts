@@ -7,9 +7,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { ExitCode, UserError } from '../src/errors.js';
 import { loadTemplate, readPairsFile, registerCheckTemplate, runCheckTemplate } from '../src/commands/check-template.js';
-import { checkRow, parseTemplateFile, type RowCheck } from '../src/train/template.js';
-import { toTrlRow, type TrlRow } from '../src/train/trl.js';
-import { windowRow } from '../src/train/window.js';
+import { checkRow, parseTemplateFile, type RowCheck } from '../src/dataset/template.js';
+import { toTrlRow, type TrlRow } from '../src/shapes/trl.js';
+import { windowRow } from '../src/shapes/window.js';
 import { TEMPLATE_PATH, samplePairs } from './template/pairs.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'dm-template-'));
@@ -297,9 +297,9 @@ describe('mine output on every fixture, reshaped with --shape trl, passes the te
   // nebius/SWE-rebench-openhands-trajectories (CC-BY-4.0, © Nebius; see fixtures/README.md).
   const FIXTURES = ['forks.parquet', 'forks.jsonl', 'labels.parquet', 'labels.jsonl', 'labels-float.parquet', 'sampling.parquet', 'sampling.jsonl'];
   it.each(FIXTURES)('%s', async (name) => {
-    const { minePairs } = await import('../dist/mine.js');
-    const { resolveInputs } = await import('../dist/read/inputs.js');
-    const { withDefaults } = await import('../dist/options.js');
+    const { minePairs } = await import('../dist/engine/mine-pairs.js');
+    const { resolveInputs } = await import('../dist/io/inputs.js');
+    const { withDefaults } = await import('../dist/contract/options.js');
     const path = join(fileURLToPath(new URL('../fixtures/', import.meta.url)), name);
     const mined: { row: import('../src/types.js').PairRow; tools: string | null }[] = [];
     await minePairs({ inputs: resolveInputs([path], null), options: withDefaults(), workers: 1, withTools: true }, async (p) => {

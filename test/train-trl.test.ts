@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { BadValue } from '../src/normalise.js';
-import { cleanTools, makeToolsColumnCache, nonObjectArguments, stripNulls, toTrlMessage, toTrlRow, toolsColumn } from '../src/train/trl.js';
+import { BadValue } from '../src/contract/normalise.js';
+import { cleanTools, makeToolsColumnCache, nonObjectArguments, stripNulls, toTrlMessage, toTrlRow, toolsColumn } from '../src/shapes/trl.js';
 import type { EmittedMessage, PairRow } from '../src/types.js';
-import { firstNullPath } from '../src/train/template.js';
+import { firstNullPath } from '../src/dataset/template.js';
 import { samplePairs, sampleRows } from './template/pairs.js';
 
 const RAW_TOOLS = sampleRows()[0]!.tools as Record<string, any>[];

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { windowPrompt, windowRow } from '../src/train/window.js';
-import { toTrlRow } from '../src/train/trl.js';
+import { windowPrompt, windowRow } from '../src/shapes/window.js';
+import { toTrlRow } from '../src/shapes/trl.js';
 import { TEMPLATE_PATH, samplePairs } from './template/pairs.js';
-import { checkRow } from '../src/train/template.js';
+import { checkRow } from '../src/dataset/template.js';
 import { loadTemplate } from '../src/commands/check-template.js';
 
 /** Roles by letter: s system, u user, a assistant, t tool. */

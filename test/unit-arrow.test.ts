@@ -1,4 +1,4 @@
-// Unit tests for src/read/arrow-values.ts: makeGetter turns Arrow column data into plain JS values.
+// Unit tests for src/io/arrow-values.ts: makeGetter turns Arrow column data into plain JS values.
 // Vectors are built with apache-arrow's vectorFromArray; the trajectory vector has the upstream
 // nested message schema, and its messages are copied (contents shortened) from
 // nebius/SWE-rebench-openhands-trajectories, CC-BY-4.0 © Nebius
@@ -19,7 +19,7 @@ import {
   type Vector,
 } from 'apache-arrow';
 import { describe, expect, it } from 'vitest';
-import { isLabelType, isStringType, isTrajectoryType, makeGetter } from '../src/read/arrow-values.js';
+import { isLabelType, isStringType, isTrajectoryType, makeGetter } from '../src/io/arrow-values.js';
 
 const values = (v: Vector) => {
   expect(v.data).toHaveLength(1);

@@ -1,8 +1,8 @@
-// Unit tests for src/counters.ts (contract section 7). The numbers in the table test are those of the
+// Unit tests for src/contract/counters.ts (contract section 7). The numbers in the table test are those of the
 // contract's published reference run (nebius/SWE-rebench-openhands-trajectories, CC-BY-4.0 © Nebius),
 // with made-up pairs_walked / no_divergence / capped that keep the identity.
 import { describe, expect, it } from 'vitest';
-import { addCounters, assertIdentity, COUNTER_NAMES, emptyCounters, formatCounters, identityHolds, type Counters } from '../src/counters.js';
+import { addCounters, assertIdentity, COUNTER_NAMES, emptyCounters, formatCounters, identityHolds, type Counters } from '../src/contract/counters.js';
 
 const counters = (o: Partial<Counters>): Counters => ({ ...emptyCounters(), ...o });
 

@@ -1,12 +1,12 @@
-// Unit tests for src/emit.ts, written from the mining contract section 6 (emitted messages, the
+// Unit tests for src/contract/emit.ts, written from the mining contract section 6 (emitted messages, the
 // output row) and section 5 step 4 (the exact-duplicate key).
 //
 // Real message shapes and texts below are copied from nebius/SWE-rebench-openhands-trajectories,
 // CC-BY-4.0 © Nebius (Trofimova et al., "OpenHands Trajectories with Qwen3-Coder-480B-A35B-Instruct",
 // Nebius blog, 2025).
 import { describe, expect, it } from 'vitest';
-import { dedupeKey, emitMessage, emitToolCalls, makeRow } from '../src/emit.js';
-import { normaliseMessage, type NormaliseTally } from '../src/normalise.js';
+import { dedupeKey, emitMessage, emitToolCalls, makeRow } from '../src/contract/emit.js';
+import { normaliseMessage, type NormaliseTally } from '../src/contract/normalise.js';
 import type { Message } from '../src/types.js';
 
 const n = (raw: Record<string, unknown>): Message => {

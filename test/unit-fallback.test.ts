@@ -1,6 +1,6 @@
 // The tally of row groups the js engine left to parquet-wasm, and its stderr line.
 import { describe, expect, it } from 'vitest';
-import { FallbackTally, fallbackLine } from '../src/read/fallback.js';
+import { FallbackTally, fallbackLine } from '../src/engine/fallback.js';
 
 describe('FallbackTally', () => {
   it.each([

@@ -1,11 +1,11 @@
-// Unit tests for src/read/inputs.ts (resolveInputs): files, folders (recursive, sorted), globs, and the
+// Unit tests for src/io/inputs.ts (resolveInputs): files, folders (recursive, sorted), globs, and the
 // one-line errors of contract section 8 (naming the file, non-zero exit code).
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ExitCode, UserError } from '../src/errors.js';
-import { kindByExtension, resolveInputs, type InputKind } from '../src/read/inputs.js';
+import { kindByExtension, resolveInputs, type InputKind } from '../src/io/inputs.js';
 
 const root = mkdtempSync(join(tmpdir(), 'dm-unit-inputs-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));

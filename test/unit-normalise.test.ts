@@ -1,10 +1,10 @@
-// Unit tests for src/normalise.ts, written from the mining contract (sections 2 and 3, `norm`).
+// Unit tests for src/contract/normalise.ts, written from the mining contract (sections 2 and 3, `norm`).
 //
 // Real message shapes and texts below are copied (some contents shortened, marked "excerpt") from
 // nebius/SWE-rebench-openhands-trajectories, CC-BY-4.0 © Nebius
 // (Trofimova et al., "OpenHands Trajectories with Qwen3-Coder-480B-A35B-Instruct", Nebius blog, 2025).
 import { describe, expect, it } from 'vitest';
-import { BadValue, norm, normaliseMessage, normaliseToolCall, type NormaliseTally } from '../src/normalise.js';
+import { BadValue, norm, normaliseMessage, normaliseToolCall, type NormaliseTally } from '../src/contract/normalise.js';
 
 const tally = (): NormaliseTally => ({ malformed_arguments: 0, unknown_roles: 0 });
 

@@ -1,4 +1,4 @@
-// Our own parquet reader (src/read/pq/, `--engine js`): the pure decoders table-driven, then whole
+// Our own parquet reader (src/parquet/, `--engine js`): the pure decoders table-driven, then whole
 // files written by DuckDB (an independent writer) read back and compared value for value with
 // parquet-wasm + arrow-values.ts, the values the wasm engine hands to the encoder.
 import { openAsBlob } from 'node:fs';
@@ -9,12 +9,12 @@ import { fileURLToPath } from 'node:url';
 import { tableFromIPC, type Data } from 'apache-arrow';
 import { ParquetFile } from 'parquet-wasm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isLabelType, isStringType, isTrajectoryType, makeGetter } from '../src/read/arrow-values.js';
-import { listLevels, merge, shapeLeaf } from '../src/read/pq/assemble.js';
-import { bitWidth, decodeHybrid } from '../src/read/pq/column.js';
-import type { LogicalNode } from '../src/read/pq/meta.js';
-import { fileMeta, readRowGroup, Unsupported } from '../src/read/pq/reader.js';
-import { ParquetFormatError, ThriftReader } from '../src/read/pq/thrift.js';
+import { isLabelType, isStringType, isTrajectoryType, makeGetter } from '../src/io/arrow-values.js';
+import { listLevels, merge, shapeLeaf } from '../src/parquet/assemble.js';
+import { bitWidth, decodeHybrid } from '../src/parquet/column.js';
+import type { LogicalNode } from '../src/parquet/meta.js';
+import { fileMeta, readRowGroup, Unsupported } from '../src/parquet/reader.js';
+import { ParquetFormatError, ThriftReader } from '../src/parquet/thrift.js';
 import { UserError } from '../src/errors.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));

@@ -1,13 +1,13 @@
-// Unit tests for src/sample.ts and src/select.ts, written from the mining contract sections 1 and 4.
+// Unit tests for src/contract/sample.ts and src/contract/select.ts, written from the mining contract sections 1 and 4.
 // Expected SHA-256 ranks were computed independently with coreutils, e.g.
 //   printf '0:r4' | sha256sum   ->  296f465d...
 // The trajectory id chatcmpl-eb27c5fe3baa10d5272928b4e016d84f is a real id from
 // nebius/SWE-rebench-openhands-trajectories (CC-BY-4.0 © Nebius).
 import { describe, expect, it } from 'vitest';
-import { emptyCounters, type Counters } from '../src/counters.js';
+import { emptyCounters, type Counters } from '../src/contract/counters.js';
 import { UserError } from '../src/errors.js';
-import { compareStrings, labelOf, pickRanked, rankKey } from '../src/sample.js';
-import { Indexer, type IndexRecord, type SelectOptions } from '../src/select.js';
+import { compareStrings, labelOf, pickRanked, rankKey } from '../src/contract/sample.js';
+import { Indexer, type IndexRecord, type SelectOptions } from '../src/contract/select.js';
 
 // seed "0" and seed "7" ranks of the ids used below (sha256sum of "<seed>:<id>").
 const RANK0: Record<string, string> = {

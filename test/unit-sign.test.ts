@@ -1,11 +1,11 @@
-// Unit tests for src/sign.ts, written from the mining contract section 3 (comparison keys,
+// Unit tests for src/contract/sign.ts, written from the mining contract section 3 (comparison keys,
 // actionSignature, canon).
 //
 // Real message shapes and texts below are copied (some contents shortened, marked "excerpt") from
 // nebius/SWE-rebench-openhands-trajectories, CC-BY-4.0 © Nebius
 // (Trofimova et al., "OpenHands Trajectories with Qwen3-Coder-480B-A35B-Instruct", Nebius blog, 2025).
 import { describe, expect, it } from 'vitest';
-import { normaliseMessage, type NormaliseTally } from '../src/normalise.js';
+import { normaliseMessage, type NormaliseTally } from '../src/contract/normalise.js';
 import {
   actionSignature,
   callSignature,
@@ -13,7 +13,7 @@ import {
   comparisonKey,
   DEFAULT_REASONING_KEYS,
   keyAndSignature,
-} from '../src/sign.js';
+} from '../src/contract/sign.js';
 import type { Message, ToolCall } from '../src/types.js';
 
 const DEFAULT = new Set(DEFAULT_REASONING_KEYS);

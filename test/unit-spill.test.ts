@@ -1,4 +1,4 @@
-// Round trip of src/encode.ts (encodeTrajectory) through src/spill.ts (SpillWriter / SpillReader):
+// Round trip of src/engine/encode.ts (encodeTrajectory) through src/engine/spill.ts (SpillWriter / SpillReader):
 // what the streaming pipeline reads back from the spill must be exactly the emitted message
 // (contract section 6) and the action signature (contract section 3) of the in-memory path.
 //
@@ -10,12 +10,12 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { emitMessage } from '../src/emit.js';
-import { encodeTrajectory, HASH_BYTES, keyHash, roleCode } from '../src/encode.js';
-import { normaliseMessage, type NormaliseTally } from '../src/normalise.js';
-import { ROLE_CODES } from '../src/read/protocol.js';
-import { actionSignature, DEFAULT_REASONING_KEYS } from '../src/sign.js';
-import { decodeRecord, decodeSignature, emittedHash, SpillReader, SpillWriter } from '../src/spill.js';
+import { emitMessage } from '../src/contract/emit.js';
+import { encodeTrajectory, HASH_BYTES, keyHash, roleCode } from '../src/engine/encode.js';
+import { normaliseMessage, type NormaliseTally } from '../src/contract/normalise.js';
+import { ROLE_CODES } from '../src/engine/protocol.js';
+import { actionSignature, DEFAULT_REASONING_KEYS } from '../src/contract/sign.js';
+import { decodeRecord, decodeSignature, emittedHash, SpillReader, SpillWriter } from '../src/engine/spill.js';
 import type { ToolCall } from '../src/types.js';
 
 const DEFAULT = new Set(DEFAULT_REASONING_KEYS);

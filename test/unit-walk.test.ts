@@ -1,4 +1,4 @@
-// Unit tests for src/walk.ts, written from the mining contract section 5 (walk and filters, in order).
+// Unit tests for src/contract/walk.ts, written from the mining contract section 5 (walk and filters, in order).
 // The trajectories here are minimal stand-ins: a message is [role, text], its comparison key is
 // role + "\n" + text and the action signature of an assistant message is its text. The signatures
 // in the similarity rows are real call signatures in the shape of nebius/SWE-rebench-openhands-
@@ -8,10 +8,10 @@
 // character bigrams after removing all whitespace: 2 * |shared bigrams| / (bigrams(a) + bigrams(b)).
 // The expected similarities below were worked out by hand from that definition.
 import { describe, expect, it } from 'vitest';
-import { emptyCounters, identityHolds, type Counters } from '../src/counters.js';
-import { dedupeKey, makeRow } from '../src/emit.js';
+import { emptyCounters, identityHolds, type Counters } from '../src/contract/counters.js';
+import { dedupeKey, makeRow } from '../src/contract/emit.js';
 import type { PairRow } from '../src/types.js';
-import { actionSimilarity, assistantTurn, findDivergence, walkInstance, type InstanceHooks, type Walkable, type WalkOptions } from '../src/walk.js';
+import { actionSimilarity, assistantTurn, findDivergence, walkInstance, type InstanceHooks, type Walkable, type WalkOptions } from '../src/contract/walk.js';
 
 type Msg = [role: string, text: string];
 

@@ -1,5 +1,5 @@
 // `divergence-mine check-template <pairs...> --template FILE`
-// Renders every pair with a chat template (see src/train/template.ts for the rule) and reports the
+// Renders every pair with a chat template (see src/dataset/template.ts for the rule) and reports the
 // rows TRL's DPOTrainer cannot use. Exit 0 when every row passes, ExitCode.templateFailures when a
 // row fails; bad arguments and unreadable files are UserErrors with their own codes.
 import { createReadStream, existsSync, openAsBlob, readFileSync, statSync } from 'node:fs';
@@ -10,7 +10,7 @@ import { basename } from 'node:path';
 import { tableFromIPC, type Data, type Field, type Schema } from 'apache-arrow';
 import type { Command } from 'commander';
 import { ExitCode, UserError } from '../errors.js';
-import { makeGetter } from '../read/arrow-values.js';
+import { makeGetter } from '../io/arrow-values.js';
 import {
   TemplateError,
   checkRow,
@@ -20,7 +20,7 @@ import {
   tally,
   type CheckSummary,
   type LoadedTemplate,
-} from '../train/template.js';
+} from '../dataset/template.js';
 
 export interface CheckTemplateOptions {
   template: string;

@@ -3,17 +3,17 @@
 // instance_id, so a k-way merge by instance restores the single run's order.
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
-import { COUNTER_NAMES, assertIdentity, emptyCounters, formatCounters, type Counters } from '../counters.js';
+import { COUNTER_NAMES, assertIdentity, emptyCounters, formatCounters, type Counters } from '../contract/counters.js';
 import { ExitCode, UserError } from '../errors.js';
-import { openSink, outputFormat, type OutputLayout } from '../output.js';
-import { ROW_LEVEL_COUNTERS, partitionOf } from '../partition.js';
-import { jsonlLines, parseJsonLine } from '../read/jsonl-lines.js';
-import { pairsFormat, readPairs } from '../read/pairs.js';
-import { compareStrings } from '../sample.js';
+import { openSink, outputFormat, type OutputLayout } from '../dataset/file-output.js';
+import { ROW_LEVEL_COUNTERS, partitionOf } from '../engine/partition.js';
+import { jsonlLines, parseJsonLine } from '../io/jsonl-lines.js';
+import { pairsFormat, readPairs } from '../io/pairs.js';
+import { compareStrings } from '../contract/sample.js';
 import type { PairRow } from '../types.js';
-import { checkOutputPath } from '../write/atomic.js';
-import { JsonlSink } from '../write/jsonl.js';
-import type { RowSink } from '../write/sink.js';
+import { checkOutputPath } from '../io/atomic.js';
+import { JsonlSink } from '../io/jsonl-writer.js';
+import type { RowSink } from '../io/sink.js';
 import { readPairsFile } from './check-template.js';
 import { statsDocument, writeJsonAtomic } from './mine.js';
 

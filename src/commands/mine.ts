@@ -1,101 +1,31 @@
-// `divergence-mine mine`: options, output and the end-of-run report around the pipeline (mine.ts).
-import { availableParallelism } from 'node:os';
+// `divergence-mine mine`: the run around the pipeline (engine/mine-pairs.ts), its output and the
+// end-of-run report; the options and their checks are mine-options.ts.
 import { rmdirSync, writeFileSync } from 'node:fs';
 import { dirname, relative, sep } from 'node:path';
-import { Command, InvalidArgumentError, Option } from 'commander';
-import { formatCounters, type Counters } from '../counters.js';
-import { ExitCode, UserError } from '../errors.js';
-import { minePairs, type MinedPair, type MineSummary } from '../mine.js';
-import type { Engine } from '../read/protocol.js';
-import { CONTRACT_VERSION, DEFAULT_OPTIONS, type MiningOptions } from '../options.js';
-import { openSink, outputFormat, plainLayout, type OutputFormat, type OutputLayout } from '../output.js';
-import { fingerprintInputs, parsePartition, type Partition } from '../partition.js';
-import { StderrProgress, silentProgress } from '../progress.js';
-import { fallbackLine, type EngineFallback } from '../read/fallback.js';
-import { resolveInputs, type InputFile } from '../read/inputs.js';
+import type { Command } from 'commander';
+import { formatCounters, type Counters } from '../contract/counters.js';
+import { minePairs, type MinedPair, type MineSummary } from '../engine/mine-pairs.js';
+import { CONTRACT_VERSION, type MiningOptions } from '../contract/options.js';
+import { openSink, plainLayout, type OutputLayout } from '../dataset/file-output.js';
+import { fingerprintInputs, type Partition } from '../engine/partition.js';
+import { StderrProgress, silentProgress } from '../io/progress.js';
+import type { InputFile } from '../io/inputs.js';
+import { fallbackLine, type EngineFallback } from '../engine/fallback.js';
 import { VERSION } from '../version.js';
-import { CardStats, renderCard, splitCountsLine, type DataFilesEntry } from '../train/card.js';
-import { FolderOutput, prepareFolder, type FolderResult, type Sharding } from '../train/outputs.js';
-import { assignSplit, dataFilesPattern, groupKeyOf, parseByteSize, parseSplitSpecs, type SplitBy, type SplitSpec } from '../train/split.js';
-import { makeToolsColumnCache, toTrlRow, type ArgumentsMode, type TrlTally } from '../train/trl.js';
-import { windowRow } from '../train/window.js';
+import { CardStats, renderCard, splitCountsLine, type DataFilesEntry } from '../dataset/card.js';
+import { FolderOutput, prepareFolder, type FolderResult } from '../dataset/folder-output.js';
+import { assignSplit, dataFilesPattern, groupKeyOf, type SplitBy, type SplitSpec } from '../dataset/split.js';
+import { makeToolsColumnCache, toTrlRow, type ArgumentsMode, type TrlTally } from '../shapes/trl.js';
+import { windowRow } from '../shapes/window.js';
 import { behaviorSequence } from '../shapes/behavior.js';
 import { preferenceRows, behaviorFields, type RowPlan } from '../shapes/rows.js';
 import { SftDeduper } from '../shapes/sft.js';
-import { SCHEMAS, describeDetection, type Detection, type SchemaName, type SchemaOverrides } from '../sources/schema.js';
+import { describeDetection, type Detection } from '../sources/schema.js';
 import type { PairRow } from '../types.js';
-import { checkOutputPath, commitTemp, tempPathFor, trackTemp } from '../write/atomic.js';
-import { BrokenPipe, JsonlSink } from '../write/jsonl.js';
-import type { RowSink } from '../write/sink.js';
-
-export function intArg(min: number) {
-  return (v: string): number => {
-    if (!/^-?\d+$/.test(v.trim())) throw new InvalidArgumentError(`expected a whole number, got "${v}"`);
-    const n = Number(v);
-    if (n < min) throw new InvalidArgumentError(`must be at least ${min}, got ${n}`);
-    return n;
-  };
-}
-
-function fractionArg(v: string): number {
-  const n = Number(v);
-  if (v.trim() === '' || !Number.isFinite(n) || n < 0 || n > 1) throw new InvalidArgumentError(`expected a number from 0 to 1, got "${v}"`);
-  return n;
-}
-
-function listArg(v: string): string[] {
-  return v.split(',').map((s) => s.trim()).filter((s) => s !== '');
-}
-
-function collect(v: string, prev: string[] = []): string[] {
-  return [...prev, v];
-}
-
-function byteSizeArg(v: string): number {
-  try {
-    return parseByteSize(v);
-  } catch (e) {
-    throw new InvalidArgumentError((e as Error).message);
-  }
-}
-
-export interface MineCliOptions {
-  parquet?: string[];
-  jsonl?: string[];
-  out: string;
-  stats?: string;
-  maxPerSide: number;
-  maxPairsPerInstance: number;
-  minSimilaritySkip: number;
-  seed: string;
-  reasoningKeys: string[];
-  skipBadRows: boolean;
-  quiet: boolean;
-  workers: number;
-  force: boolean;
-  partition?: Partition;
-  /** Training output (issue 5): see src/train/*. */
-  shape?: 'published' | 'trl' | 'sft';
-  arguments?: ArgumentsMode;
-  promptWindow?: number;
-  split?: string[];
-  splitBy?: SplitBy;
-  shards?: number;
-  shardBytes?: number;
-  format?: OutputFormat;
-  card?: string;
-  engine: Engine;
-  /** Issue 7: sources (sources/schema.ts) and shapes (shapes/*). */
-  schema?: SchemaName;
-  idColumn?: string;
-  instanceColumn?: string;
-  messagesColumn?: string;
-  resolvedColumn?: string;
-  continuation?: 'action' | 'trajectory';
-  maxContinuationMessages?: number;
-  unit?: 'pairs' | 'groups';
-  behavior?: boolean;
-}
+import { commitTemp, tempPathFor, trackTemp } from '../io/atomic.js';
+import { BrokenPipe, JsonlSink } from '../io/jsonl-writer.js';
+import type { RowSink } from '../io/sink.js';
+import { mineCommand, mineSettings, type MineCliOptions, type TrainPlan } from './mine-options.js';
 
 /** Training-output settings recorded in the stats file (only those that differ from the contract's output). */
 export interface TrainRunInfo {
@@ -165,150 +95,10 @@ export function writeJsonAtomic(path: string, value: unknown): void {
 }
 
 export function registerMine(program: Command): void {
-  const d = DEFAULT_OPTIONS;
-  program
-    .command('mine')
-    .summary('mine divergence-point DPO pairs from trajectories')
-    .description(
-      'Group trajectories by instance_id, pair resolved with failed attempts, walk both in lockstep on\n' +
-        'canonical action signatures and emit one preference pair at the first diverging assistant action\n' +
-        `(mining contract v${CONTRACT_VERSION}). Prints every filter's count when done.`,
-    )
-    .argument('[inputs...]', 'input files by extension (.parquet, .jsonl, .jsonl.gz), folders or globs')
-    .option('--parquet <path>', 'parquet input: a file, a folder (every *.parquet below it, sorted) or a glob; repeatable', collect)
-    .option('--jsonl <path>', 'JSONL input (.jsonl or .jsonl.gz, one row per line as `datasets` exports it); repeatable', collect)
-    .requiredOption('-o, --out <path>', 'output: *.jsonl, *.parquet, or - for JSONL on stdout (a folder with --split / --shards)')
-    .option('--stats <file>', 'also write the counters, options and inputs as JSON')
-    .option('--max-per-side <n>', 'trajectories kept per instance and side, by SHA-256 rank', intArg(1), d.maxPerSide)
-    .option('--max-pairs-per-instance <n>', 'rows kept per instance', intArg(1), d.maxPairsPerInstance)
-    .option('--min-similarity-skip <x>', 'skip pairs whose action similarity is at least this (near duplicates)', fractionArg, d.minSimilaritySkip)
-    .option('--seed <s>', 'seed of the SHA-256 rank sampling', d.seed)
-    .option('--reasoning-keys <keys>', 'top-level argument keys ignored when comparing actions', listArg, [...d.reasoningKeys])
-    .option('--skip-bad-rows', 'count and skip rows with missing required values instead of failing', false)
-    .option('-q, --quiet', 'no progress and no counters table on stderr', false)
-    .addOption(new Option('--workers <n>', 'decode threads (output is identical for any number)').argParser(intArg(1)).default(availableParallelism(), 'number of cores'))
-    .option('-f, --force', 'overwrite existing output and stats files', false)
-    .addOption(
-      new Option(
-        '--engine <engine>',
-        'parquet reader: js (own streaming page reader, zstd via the optional zstd-napi addon or pure JS; falls back to wasm per row group for encodings it lacks), wasm (parquet-wasm, no native code) or duckdb (native, needs the optional @duckdb/node-api)',
-      )
-        .choices(['js', 'wasm', 'duckdb'])
-        .default('js'),
-    )
-    .option('--partition <i/N>', 'only instances with uint64(SHA-256(instance_id)[0..8]) mod N = i; combine parts with `merge`', parsePartition)
-    .optionsGroup('Input layout:')
-    .addOption(
-      new Option('--schema <schema>', 'input layout: openhands, open-swe-traces or text-actions (default: detected from the columns and the first row)').choices([
-        ...SCHEMAS,
-      ]),
-    )
-    .option('--id-column <name[,name]>', 'trajectory id column (several: values joined by ":")')
-    .option('--instance-column <name>', 'instance column (grouping key)')
-    .option('--messages-column <name>', 'messages column (a list of messages, or JSON text of one)')
-    .option('--resolved-column <name>', 'label column (1/true resolved, 0/false failed, anything else unlabelled)')
-    .optionsGroup('Training output:')
-    .addOption(new Option('--shape <shape>', 'published (the contract), trl (TRL DPOTrainer) or sft (prompt/completion of the resolved side)').choices(['published', 'trl', 'sft']).default('published'))
-    .addOption(
-      new Option('--continuation <mode>', 'action: one message per side (the contract); trajectory: each side from the divergence to its end, with loss flags')
-        .choices(['action', 'trajectory'])
-        .default('action'),
-    )
-    .option('--max-continuation-messages <n>', 'with --continuation trajectory: keep whole turns, at most n messages per side (the first turn always)', intArg(1))
-    .addOption(new Option('--unit <unit>', 'pairs, or groups: one row per prefix of 1..G turn groups (needs --continuation trajectory)').choices(['pairs', 'groups']).default('pairs'))
-    .option('--behavior', 'add chosen_behavior_sequence / rejected_behavior_sequence (always on with --continuation trajectory)', false)
-    .addOption(new Option('--arguments <mode>', 'trl shape: tool-call arguments as objects or JSON strings').choices(['object', 'string']).default('object'))
-    .option('--prompt-window <n>', 'keep the system message, the first user message and the last n prompt messages', intArg(0))
-    .option('--split <name=fraction>', 'held-out split by hash of the group key, e.g. dev=0.1; repeatable (--out is then a folder)', collect)
-    .addOption(new Option('--split-by <key>', 'group key of --split').choices(['instance', 'repo']).default('instance'))
-    .option('--shards <n>', 'write train as n shards balanced by bytes, an instance never spans shards (--out is then a folder)', intArg(1))
-    .option('--shard-bytes <size>', 'target shard size instead of --shards, e.g. 500MB or 1GiB', byteSizeArg)
-    .addOption(new Option('--format <format>', 'file type when --out is a folder').choices(['parquet', 'jsonl']))
-    .option('--card <file.md>', 'write a Hugging Face dataset card (YAML front matter, funnel, schema, histograms, length audit)')
-    .addHelpText(
-      'after',
-      `
-Examples:
-  $ divergence-mine mine --parquet trajectories.parquet --out pairs.jsonl --stats stats.json
-  $ divergence-mine mine --parquet 'data/*.parquet' --out pairs.parquet --seed 1
-  $ divergence-mine mine rows.jsonl.gz --out - | head -n 1
-  $ divergence-mine mine --parquet trajectories.parquet --shape trl --prompt-window 40 \\
-        --split dev=0.05 --shards 4 --out hub/data --card hub/README.md
-  $ divergence-mine mine --jsonl open-swe-traces.jsonl --continuation trajectory --unit groups --out groups.jsonl
-  $ divergence-mine mine --jsonl swe-smith.jsonl --schema text-actions --shape sft --out sft.jsonl
-
-Exit codes: 0 ok, 2 usage, 3 missing input, 4 not parquet, 5 corrupt input, 6 schema, 7 bad value,
-8 output path, 130/143 interrupted. See README "Errors and exit codes".`,
-    )
+  mineCommand(program)
     .action(async (positional: string[], o: MineCliOptions) => {
       await runMine(positional, o);
     });
-}
-
-/** The training-output part of the command line, checked before any work starts. */
-interface TrainPlan {
-  layout: OutputLayout;
-  promptWindow: number | undefined;
-  specs: SplitSpec[];
-  splitBy: SplitBy;
-  /** Set when --out is a folder (--split, --shards or --shard-bytes). */
-  folder: { dir: string; format: OutputFormat; sharding: Sharding } | null;
-}
-
-function trainPlan(o: MineCliOptions): TrainPlan {
-  const shape = o.shape ?? 'published';
-  let specs: SplitSpec[];
-  try {
-    specs = parseSplitSpecs(o.split ?? []);
-  } catch (e) {
-    throw new UserError((e as Error).message, ExitCode.usage);
-  }
-  if (o.shards !== undefined && o.shardBytes !== undefined) throw new UserError('give --shards or --shard-bytes, not both', ExitCode.usage);
-  const sharding: Sharding = o.shards !== undefined ? { count: o.shards } : o.shardBytes !== undefined ? { bytes: o.shardBytes } : null;
-  const toFolder = specs.length > 0 || sharding !== null;
-  if (toFolder && o.partition)
-    throw new UserError('--split and --shards need the whole run; mine without --partition (or split the merged output)', ExitCode.usage);
-  if (o.card && o.partition) throw new UserError('--card describes a whole run; write it without --partition', ExitCode.usage);
-  if (o.card && o.out === '-') throw new UserError('--card needs output files to describe; --out - writes to stdout', ExitCode.usage);
-  const trajectory = o.continuation === 'trajectory';
-  const groups = o.unit === 'groups';
-  if (o.maxContinuationMessages !== undefined && !trajectory) throw new UserError('--max-continuation-messages needs --continuation trajectory', ExitCode.usage);
-  if (groups && !trajectory) throw new UserError('--unit groups needs --continuation trajectory (groups are cut from the continuations)', ExitCode.usage);
-  if (groups && shape !== 'published') throw new UserError(`--unit groups is a preference layout: use it with --shape published, not ${shape}`, ExitCode.usage);
-  if (trajectory && shape === 'trl') throw new UserError('--continuation trajectory is not available with --shape trl yet; use --shape published or sft', ExitCode.usage);
-  const issue7 = shape === 'sft' || trajectory || Boolean(o.behavior);
-  // The card and `merge` know only the contract's and the trl row layouts.
-  if (issue7 && o.card) throw new UserError('--card describes published and trl rows only; leave out --card with --shape sft, --continuation trajectory or --behavior', ExitCode.usage);
-  if (issue7 && o.partition) throw new UserError('merge does not combine --shape sft, --continuation trajectory or --behavior parts yet; mine without --partition', ExitCode.usage);
-  let folder: TrainPlan['folder'] = null;
-  if (toFolder) {
-    if (o.out === '-') throw new UserError('--split and --shards write several files: give --out a folder, not -', ExitCode.usage);
-    if (/\.(jsonl|parquet)$/i.test(o.out))
-      throw new UserError(
-        `--split and --shards write several files: --out names a folder (e.g. --out data), not ${o.out}; choose the file type with --format`,
-        ExitCode.usage,
-      );
-    folder = { dir: o.out.replace(/[\\/]+$/, '') || o.out, format: o.format ?? 'parquet', sharding };
-  } else {
-    const f = outputFormat(o.out);
-    if (o.format !== undefined && o.format !== f) throw new UserError(`--format ${o.format} does not match --out ${o.out}`, ExitCode.usage);
-  }
-  const behavior = Boolean(o.behavior) || trajectory;
-  return {
-    layout: {
-      shape,
-      arguments: o.arguments ?? 'object',
-      windowed: o.promptWindow !== undefined && shape !== 'sft',
-      // Only set when used: the default layout object stays exactly the contract's.
-      ...(trajectory ? { continuation: true } : {}),
-      ...(behavior ? { behavior: true } : {}),
-      ...(groups ? { groups: true } : {}),
-    },
-    promptWindow: o.promptWindow,
-    specs,
-    splitBy: o.splitBy ?? 'instance',
-    folder,
-  };
 }
 
 /** data_files of the card: paths relative to the card's folder, with forward slashes (the Hub's view). */
@@ -331,26 +121,9 @@ function humanBytes(n: number): string {
 }
 
 export async function runMine(positional: string[], o: MineCliOptions): Promise<void> {
-  const inputs = [
-    ...resolveInputs(o.parquet ?? [], 'parquet'),
-    ...resolveInputs(o.jsonl ?? [], 'jsonl'),
-    ...resolveInputs(positional, null),
-  ];
-  if (inputs.length === 0) throw new UserError('no input: give --parquet <path>, --jsonl <path> or input files', ExitCode.usage);
-  const plan = trainPlan(o);
+  const { inputs, plan, options, overrides } = mineSettings(positional, o);
   const { layout } = plan;
   const splitNames = ['train', ...plan.specs.map((s) => s.name)];
-  if (!plan.folder && o.out !== '-') checkOutputPath(o.out, o.force);
-  if (o.stats) checkOutputPath(o.stats, o.force, 'stats');
-  if (o.card) checkOutputPath(o.card, o.force, 'card');
-  const options: MiningOptions = {
-    maxPerSide: o.maxPerSide,
-    maxPairsPerInstance: o.maxPairsPerInstance,
-    minSimilaritySkip: o.minSimilaritySkip,
-    seed: o.seed,
-    reasoningKeys: o.reasoningKeys,
-    skipBadRows: o.skipBadRows,
-  };
   const progress = o.quiet ? silentProgress : new StderrProgress();
 
   let folderCreated = false;
@@ -416,13 +189,6 @@ export async function runMine(positional: string[], o: MineCliOptions): Promise<
   let summary: MineSummary;
   let result: FolderResult | null = null;
   try {
-    const overrides: SchemaOverrides = {
-      ...(o.schema !== undefined ? { schema: o.schema } : {}),
-      ...(o.idColumn !== undefined ? { idColumn: o.idColumn } : {}),
-      ...(o.instanceColumn !== undefined ? { instanceColumn: o.instanceColumn } : {}),
-      ...(o.messagesColumn !== undefined ? { messagesColumn: o.messagesColumn } : {}),
-      ...(o.resolvedColumn !== undefined ? { resolvedColumn: o.resolvedColumn } : {}),
-    };
     const onSchema = (d: Detection) => {
       detection = d;
       if (!o.quiet) process.stderr.write(`divergence-mine: ${describeDetection(d)}\n`);

@@ -3,10 +3,10 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { ExitCode, UserError } from '../errors.js';
-import { pairsFormat, readPairs } from '../read/pairs.js';
+import { pairsFormat, readPairs } from '../io/pairs.js';
 import { VERSION } from '../version.js';
 import { REPORT_DEFAULTS, ReportBuilder, type StatsDoc } from '../view/report.js';
-import { checkOutputPath, commitTemp, removeTemp, tempPathFor, trackTemp } from '../write/atomic.js';
+import { checkOutputPath, commitTemp, removeTemp, tempPathFor, trackTemp } from '../io/atomic.js';
 
 export interface ReportCliOptions {
   out: string;

@@ -1,7 +1,7 @@
 // `divergence-mine show`: print one pair of a pairs file in the terminal.
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { ExitCode, UserError } from '../errors.js';
-import { countPairs, findInstanceRows, readPairAt, seededIndex } from '../read/pairs.js';
+import { countPairs, findInstanceRows, readPairAt, seededIndex } from '../io/pairs.js';
 import { DEFAULT_SHOW_OPTIONS, renderPair, type Layout } from '../view/terminal.js';
 
 /** Where `show` writes and what it knows about the terminal (injectable for tests). */

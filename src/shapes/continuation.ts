@@ -28,7 +28,7 @@
 //     prefix_groups = k, group_count = G, is_full_trajectory = (k === G && complete), where
 //     `complete` (default true) says the continuations were not cut by --max-continuation-messages.
 //   So each assistant message of each side is supervised in exactly one of the pair's G rows.
-import { emitMessage } from '../emit.js';
+import { emitMessage } from '../contract/emit.js';
 import type { EmittedMessage, Message } from '../types.js';
 
 export type LossMessage = EmittedMessage & { loss: boolean };
@@ -148,4 +148,12 @@ export function groupRows(pairId: string, chosen: readonly AnyMessage[], rejecte
 /** A pair id for sample_uid: the two trajectory ids (a (resolved, failed) pair is walked once per run). */
 export function pairIdOf(row: { chosen_trajectory_id: string; rejected_trajectory_id: string }): string {
   return `${row.chosen_trajectory_id}~${row.rejected_trajectory_id}`;
+}
+
+/** `--continuation trajectory`: both sides from the divergence on, with loss flags. */
+export interface MinedContinuation {
+  chosen: LossMessage[];
+  rejected: LossMessage[];
+  /** Both sides reach the end of their trajectories (not cut by maxContinuationMessages). */
+  complete: boolean;
 }

@@ -9,10 +9,9 @@
 //
 // Behaviour sequences are labelled with the UNWINDOWED prompt as history (`history`), so that
 // --prompt-window never changes a label (the verify phase depends on earlier edits).
-import type { MinedContinuation } from '../mine.js';
 import type { EmittedMessage, PairRow } from '../types.js';
 import { behaviorSequence, type BehaviorLabel, type LabelOptions } from './behavior.js';
-import { groupRows, pairIdOf, type LossMessage } from './continuation.js';
+import { groupRows, pairIdOf, type LossMessage, type MinedContinuation } from './continuation.js';
 
 export interface RowPlan {
   /** `--continuation trajectory`. */

@@ -46,8 +46,8 @@
 //   - a composite id is the parts joined by ":" when every part is a non-empty string, else null
 //     (a bad row under the contract).
 import { ExitCode, UserError } from '../errors.js';
-import { nestedDeeperThan, tooDeepMessage } from '../json-depth.js';
-import { BadValue } from '../normalise.js';
+import { nestedDeeperThan, tooDeepMessage } from '../contract/json-depth.js';
+import { BadValue } from '../contract/normalise.js';
 import { lastActionBlock } from './text-actions.js';
 
 export type SchemaName = 'openhands' | 'open-swe-traces' | 'text-actions';
@@ -249,7 +249,7 @@ export function mappedColumns(m: ColumnMapping): string[] {
   return [...new Set([...ids, m.instance, m.messages, m.resolved, ...(m.tools ? [m.tools] : []), ...(m.repo ? [m.repo] : [])])];
 }
 
-/** The standard row the pipeline reads (memory.ts InputRow, upstream column names). A type alias, so it is an InputRow. */
+/** The standard row the pipeline reads (contract/mine-rows.ts InputRow, upstream column names). A type alias, so it is an InputRow. */
 export type StandardRow = {
   trajectory_id: unknown;
   instance_id: unknown;

@@ -25,8 +25,8 @@
 //   - ACTION languages: bash, sh, shell, and mswea_bash_command (mini-swe-agent's alternative tag).
 //     A bare fence (no info string, the classic SWE-agent "thought_action" format) counts only with
 //     `{ bareFence: true }`.
-import { norm } from '../normalise.js';
-import { actionSignature, keyAndSignature, keyParts } from '../sign.js';
+import { norm } from '../contract/normalise.js';
+import { actionSignature, keyAndSignature, keyParts } from '../contract/sign.js';
 import type { Message, ToolCall } from '../types.js';
 
 export const ACTION_LANGUAGES: readonly string[] = ['bash', 'sh', 'shell', 'mswea_bash_command'];

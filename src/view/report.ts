@@ -2,7 +2,7 @@
 // SVG drawn here), and a searchable, virtualised table of pairs whose rows open the same side-by-side
 // diff as `show`. The page loads nothing from the network: CSS, script and data are inline, and per
 // pair it embeds only the last few prompt messages (capped) plus the two actions and their diff.
-import type { ReadPair } from '../read/pairs.js';
+import type { ReadPair } from '../io/pairs.js';
 import { callNames, actionLabel, compactMessage, formatAction } from './format.js';
 import { diffTexts } from './diff.js';
 import { esc, fmtInt, groupedHbarChart, hbarChart, histogram, type Bin, type HBar } from './charts.js';

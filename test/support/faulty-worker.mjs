@@ -1,8 +1,8 @@
-// A pool worker (src/read/pool.ts) that misbehaves on request, for test/pool-faults.test.ts: the task's
-// `path` names the fault. It answers through the real worker loop (dist/read/serve.js, built by
+// A pool worker (src/engine/pool.ts) that misbehaves on request, for test/pool-faults.test.ts: the task's
+// `path` names the fault. It answers through the real worker loop (dist/engine/serve.js, built by
 // `npm run build`), so what reaches the pool is what the real worker would send.
 import { parentPort } from 'node:worker_threads';
-import { serve } from '../../dist/read/serve.js';
+import { serve } from '../../dist/engine/serve.js';
 import { DecoderError, UserError } from '../../dist/errors.js';
 
 const hog = [];

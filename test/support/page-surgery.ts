@@ -2,8 +2,8 @@
 // written anew (thrift compact) with a filler field of an unknown id, so that header plus body keep
 // their exact length and every offset in the footer stays right. Readers skip unknown fields.
 import { readFileSync, writeFileSync } from 'node:fs';
-import { footer } from '../../src/read/pq/reader.js';
-import { ThriftReader, type ThriftStruct } from '../../src/read/pq/thrift.js';
+import { footer } from '../../src/parquet/reader.js';
+import { ThriftReader, type ThriftStruct } from '../../src/parquet/thrift.js';
 
 /** The header fields this rewrite understands: a v1 data page without statistics or CRC. */
 interface PageHeader {

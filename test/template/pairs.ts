@@ -4,8 +4,8 @@
 // trajectory: structurally what `mine` emits, though not a real resolved/failed divergence.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { emitMessage, makeRow } from '../../src/emit.js';
-import { normaliseMessage } from '../../src/normalise.js';
+import { emitMessage, makeRow } from '../../src/contract/emit.js';
+import { normaliseMessage } from '../../src/contract/normalise.js';
 import type { PairRow, RawMessage } from '../../src/types.js';
 
 export interface SampleRow {

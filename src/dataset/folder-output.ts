@@ -13,10 +13,10 @@ import { createReadStream, mkdirSync, readdirSync, rmSync, statSync } from 'node
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import { ExitCode, UserError } from '../errors.js';
-import { openSink, type OutputFormat, type OutputLayout } from '../output.js';
-import { removeTemp, trackTemp } from '../write/atomic.js';
-import { JsonlSink } from '../write/jsonl.js';
-import type { RowSink } from '../write/sink.js';
+import { openSink, type OutputFormat, type OutputLayout } from './file-output.js';
+import { removeTemp, trackTemp } from '../io/atomic.js';
+import { JsonlSink } from '../io/jsonl-writer.js';
+import type { RowSink } from '../io/sink.js';
 import { planShards, shardCountForBytes, shardFileName, splitFileName, type ShardPlan } from './split.js';
 
 export type Sharding = { count: number } | { bytes: number } | null;

@@ -1,7 +1,7 @@
 // Contract sections 1 and 4: the first pass over id / instance / label, duplicate ids, bad rows,
 // grouping by instance, eligibility and the per-side SHA-256 rank sampling.
 import { emptyCounters, type Counters } from './counters.js';
-import { UserError, ExitCode } from './errors.js';
+import { UserError, ExitCode } from '../errors.js';
 import { compareStrings, labelOf, pickRanked, rankKey } from './sample.js';
 
 export interface SelectOptions {

@@ -14,8 +14,8 @@
 // exact duplicates (`emittedHash`, computed by the walk only for messages that take part in one). Raw UTF-8 costs one copy; JSON text of every message cost ~40% of the encoding.
 import { hash } from 'node:crypto';
 import { closeSync, openSync, readSync, writeSync } from 'node:fs';
-import { ROLE_CODES, ROLE_NAMES } from './read/protocol.js';
-import type { EmittedMessage } from './types.js';
+import { ROLE_CODES, ROLE_NAMES } from './protocol.js';
+import type { EmittedMessage } from '../types.js';
 
 const FLUSH_BYTES = 1 << 20;
 /** Flags bit: the signature is stored as UTF-16LE. */

@@ -3,9 +3,9 @@
 // rows are serialised there, and the bytes wait in a file until every earlier instance is written.
 // The output order stays the instance order; only the work moves, so the output is unchanged.
 import { closeSync, openSync, readSync, writeSync } from 'node:fs';
-import type { Counters } from './counters.js';
-import type { Pool } from './read/pool.js';
-import type { Task, WalkInstance, WalkResult } from './read/protocol.js';
+import type { Counters } from '../contract/counters.js';
+import type { Pool } from './pool.js';
+import type { Task, WalkInstance, WalkResult } from './protocol.js';
 
 /** Ready instances per walk task: small, so that walk tasks slot in between decodes. */
 const WALK_CHUNK = 16;

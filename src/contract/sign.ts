@@ -1,7 +1,7 @@
 // Contract section 3: comparison keys for the lockstep walk and the assistant action signature.
 import stableStringify from 'fast-json-stable-stringify';
 import { norm } from './normalise.js';
-import type { Message, ToolCall } from './types.js';
+import type { Message, ToolCall } from '../types.js';
 
 export const DEFAULT_REASONING_KEYS: readonly string[] = ['thought', 'reasoning', 'think'];
 

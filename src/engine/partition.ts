@@ -4,8 +4,8 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { InvalidArgumentError } from 'commander';
-import type { CounterName } from './counters.js';
-import type { InputFile } from './read/inputs.js';
+import type { CounterName } from '../contract/counters.js';
+import type { InputFile } from '../io/inputs.js';
 
 export interface Partition {
   index: number;

@@ -4,7 +4,7 @@ import { createReadStream } from 'node:fs';
 import { pipeline } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { ExitCode, UserError } from '../errors.js';
-import { MAX_JSON_DEPTH, nestedDeeperThan } from '../json-depth.js';
+import { MAX_JSON_DEPTH, nestedDeeperThan } from '../contract/json-depth.js';
 
 /**
  * Longest accepted line, in bytes (README "Errors and exit codes"). Below V8's string limit

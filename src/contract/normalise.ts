@@ -1,6 +1,6 @@
 // Contract section 2: what is kept of each message, and how tool calls are normalised.
 import { parseJson } from './json-depth.js';
-import type { Message, RawMessage, ToolCall } from './types.js';
+import type { Message, RawMessage, ToolCall } from '../types.js';
 
 /** Per-trajectory tallies that normalisation produces (contract counters). */
 export interface NormaliseTally {

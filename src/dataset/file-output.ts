@@ -1,8 +1,8 @@
 // Choosing and opening the output for a run: format by extension, the parquet schema of each shape.
-import { ExitCode, UserError } from './errors.js';
-import type { TrlRow } from './train/trl.js';
-import type { PairRow } from './types.js';
-import { JsonlSink } from './write/jsonl.js';
+import { ExitCode, UserError } from '../errors.js';
+import type { TrlRow } from '../shapes/trl.js';
+import type { PairRow } from '../types.js';
+import { JsonlSink } from '../io/jsonl-writer.js';
 import {
   BOOL,
   DOUBLE,
@@ -18,8 +18,8 @@ import {
   fullTrlMessage,
   trlMessageList,
   type ColumnSpec,
-} from './write/parquet.js';
-import type { RowSink } from './write/sink.js';
+} from '../io/parquet-writer.js';
+import type { RowSink } from '../io/sink.js';
 
 export type OutputFormat = 'jsonl' | 'parquet';
 
@@ -43,7 +43,7 @@ export const PUBLISHED_COLUMNS: ColumnSpec<PairRow>[] = [
   { name: 'action_similarity', type: DOUBLE, value: (r) => r.action_similarity },
 ];
 
-/** `--prompt-window`: messages removed from the prompt (src/train/window.ts). */
+/** `--prompt-window`: messages removed from the prompt (src/shapes/window.ts). */
 const DROPPED_COLUMN: ColumnSpec<{ prompt_messages_dropped?: number }> = {
   name: 'prompt_messages_dropped',
   type: INT64,

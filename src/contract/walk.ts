@@ -1,7 +1,7 @@
 // Contract section 5: the lockstep walk of one (resolved, failed) pair and the filters, in order.
 import stringSimilarity from 'string-similarity';
 import type { Counters } from './counters.js';
-import type { PairRow } from './types.js';
+import type { PairRow } from '../types.js';
 
 /** What the walk needs of a trajectory; implemented in memory (tests, library) and over the spill store. */
 export interface Walkable {

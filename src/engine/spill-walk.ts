@@ -1,21 +1,15 @@
-// The walk over spilled trajectories (mine.ts's pass 3, and worker walk tasks): a trajectory's
+// The walk over spilled trajectories (mine-pairs.ts's walk, and worker walk tasks): a trajectory's
 // hashes and offsets come from its index block, messages and signatures from its spill records.
 import { createHash } from 'node:crypto';
-import { makeRow } from './emit.js';
+import { makeRow } from '../contract/emit.js';
 import { HASH_BYTES } from './encode.js';
-import { ROLE_NAMES, type DecodedTrajectory, type WalkTrajectory } from './read/protocol.js';
-import { continuation, type LossMessage } from './shapes/continuation.js';
+import { ROLE_NAMES, type DecodedTrajectory, type WalkTrajectory } from './protocol.js';
+import { continuation, type MinedContinuation } from '../shapes/continuation.js';
 import { HEADER as SPILL_HEADER, SIGNATURE_UTF16, SpillReader, decodeRecord, emittedHash, emittedLength, readIndexBlock } from './spill.js';
-import type { EmittedMessage, PairRow } from './types.js';
-import { assistantTurn, type Walkable } from './walk.js';
+import type { EmittedMessage, PairRow } from '../types.js';
+import { assistantTurn, type Walkable } from '../contract/walk.js';
 
-/** `--continuation trajectory`: both sides from the divergence on, with loss flags. */
-export interface MinedContinuation {
-  chosen: LossMessage[];
-  rejected: LossMessage[];
-  /** Both sides reach the end of their trajectories (not cut by maxContinuationMessages). */
-  complete: boolean;
-}
+export type { MinedContinuation } from '../shapes/continuation.js';
 
 /** A decoded trajectory as the walk sees it: hashes and offsets from its spill index block. */
 export class SpillTrajectory implements Walkable {

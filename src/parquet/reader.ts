@@ -4,11 +4,11 @@
 // Features it does not handle raise `Unsupported`; the worker then reads that row group with
 // parquet-wasm, which gives the same values.
 import { closeSync, openSync } from 'node:fs';
-import { ExitCode, UserError } from '../../errors.js';
+import { ExitCode, UserError } from '../errors.js';
 import { assembleRow, listLevels } from './assemble.js';
 import { leafRows } from './column.js';
 import { Unsupported, readFooter, type FileMeta, type LogicalNode } from './meta.js';
-import type { MetaResult } from '../protocol.js';
+import type { MetaResult } from './file-summary.js';
 import { ParquetFormatError } from './thrift.js';
 
 export { Unsupported } from './meta.js';

@@ -1,21 +1,16 @@
-// Messages between the main thread and the decode workers (read/worker.ts).
+// Messages between the main thread and the decode workers (worker.ts).
 import type { ErrorPayload } from '../errors.js';
 import type { ColumnMapping, SchemaName } from '../sources/schema.js';
+import type { MetaResult } from '../parquet/file-summary.js';
+// The reader's summary of a file is the parquet layer's type; the protocol carries it as is.
+export type { FieldInfo, MetaResult } from '../parquet/file-summary.js';
 
 /**
- * `js`: our own streaming page reader (read/pq/), zstd through the optional zstd-napi addon or pure-JS
+ * `js`: our own streaming page reader (src/parquet/), zstd through the optional zstd-napi addon or pure-JS
  * fzstd; row groups it cannot decode fall back to parquet-wasm. `wasm`: parquet-wasm (no native code).
  * `duckdb`: DuckDB's native reader through @duckdb/node-api.
  */
 export type Engine = 'js' | 'wasm' | 'duckdb';
-
-export interface FieldInfo {
-  name: string;
-  type: string;
-  isString: boolean;
-  isLabel: boolean;
-  isTrajectory: boolean;
-}
 
 export type Task =
   | { kind: 'meta'; path: string; engine: Engine; bytes: number }
@@ -67,12 +62,6 @@ export interface WalkResult {
   sizes: number[];
   /** The walk's counters for these instances (the other counters are 0). */
   counters: Record<string, number>;
-}
-
-export interface MetaResult {
-  numRows: number;
-  rowGroupRows: number[];
-  fields: FieldInfo[];
 }
 
 /** The sample row: column -> first value (absent when the row group is empty). */

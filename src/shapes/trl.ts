@@ -10,8 +10,8 @@
 // - an optional per-row `tools` column; the trainer does `json.loads(tools)` when it is a string,
 //   and the docs recommend a JSON string for `datasets` < 4.7 (no `Json()` feature type).
 import type { EmittedMessage, PairRow } from '../types.js';
-import { parseJson } from '../json-depth.js';
-import { BadValue } from '../normalise.js';
+import { parseJson } from '../contract/json-depth.js';
+import { BadValue } from '../contract/normalise.js';
 
 export type ArgumentsMode = 'object' | 'string';
 

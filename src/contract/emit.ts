@@ -1,6 +1,6 @@
 // Contract section 6: the emitted form of messages and the output row.
 import stableStringify from 'fast-json-stable-stringify';
-import type { EmittedMessage, Message, PairRow, ToolCall } from './types.js';
+import type { EmittedMessage, Message, PairRow, ToolCall } from '../types.js';
 
 /** tool_calls as emitted: JSON string of [{id, type, function: {name, arguments}}], or null. */
 export function emitToolCalls(calls: ToolCall[] | null | undefined): string | null {

@@ -1,12 +1,12 @@
 // Worker-side core of the second pass: normalise one trajectory, hash its comparison keys and spill
 // its emitted messages (see spill.ts). Pure apart from the spill writer it is given.
 import { createHash, hash } from 'node:crypto';
-import { emitMessage } from './emit.js';
-import { BadValue, type NormaliseTally } from './normalise.js';
-import { normaliseTrajectory } from './memory.js';
-import { ROLE_CODES, type EncodedTrajectory } from './read/protocol.js';
-import { keyParts } from './sign.js';
-import { textActionsKeyParts } from './sources/text-actions.js';
+import { emitMessage } from '../contract/emit.js';
+import { BadValue, type NormaliseTally } from '../contract/normalise.js';
+import { normaliseTrajectory } from '../contract/mine-rows.js';
+import { ROLE_CODES, type EncodedTrajectory } from './protocol.js';
+import { keyParts } from '../contract/sign.js';
+import { textActionsKeyParts } from '../sources/text-actions.js';
 import type { SpillWriter } from './spill.js';
 
 export const HASH_BYTES = 16;

@@ -55,7 +55,7 @@ export function fullLossMessage(m: Parameters<typeof fullMessage>[0] & { loss: b
   return { ...fullMessage(m), loss: m.loss };
 }
 
-// ---- the `trl` shape (src/train/trl.ts): messages with real tool-call arrays
+// ---- the `trl` shape (src/shapes/trl.ts): messages with real tool-call arrays
 
 /**
  * Field metadata of the canonical Arrow JSON extension type (`arrow.json`, storage utf8). pyarrow

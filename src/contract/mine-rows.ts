@@ -1,13 +1,13 @@
 // The whole contract over rows already in memory: the library entry for small inputs and the
-// reference the streaming pipeline (mine.ts) is tested against.
+// reference the streaming pipeline (engine/mine-pairs.ts) is tested against.
 import { assertIdentity, type Counters } from './counters.js';
 import { dedupeKey, emitMessage, makeRow } from './emit.js';
-import { UserError, ExitCode } from './errors.js';
+import { UserError, ExitCode } from '../errors.js';
 import { BadValue, normaliseMessage, type NormaliseTally } from './normalise.js';
 import { withDefaults, type MiningOptions } from './options.js';
 import { Indexer, type Selected } from './select.js';
 import { actionSignature, comparisonKey } from './sign.js';
-import type { Message, PairRow, RawMessage, ToolCall } from './types.js';
+import type { Message, PairRow, RawMessage, ToolCall } from '../types.js';
 import { assistantTurn, walkInstance, type Walkable } from './walk.js';
 
 /** An input row as `datasets` returns it (extra columns are ignored). */

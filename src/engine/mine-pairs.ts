@@ -1,0 +1,491 @@
+// The streaming pipeline behind `divergence-mine mine`, one function per stage (minePairs runs them):
+//   1. readMetadata  (workers) the footer of every parquet input
+//   2. detectLayout  (sources/schema.ts) the input layout, once per run; column types checked
+//   3. indexPass     (workers) read trajectory_id / instance_id / resolved / repo of every row
+//   4. select        (contract/select.ts) duplicate ids, labels, groups, eligibility, SHA-256 rank sampling
+//   5. decodePass    (workers) only row groups holding extracted trajectories; normalise, hash keys, spill
+//   6. walk          (contract/walk.ts) instance by instance in order, rows rebuilt from the spill:
+//                    startEarlyWalk (in the workers, the contract's JSONL rows) or walkAndWrite (here)
+//   7. counters      the identity asserted; the sink (commands/mine.ts) writes the rows
+// Output depends only on the input and options, never on the number of workers or timing.
+import { join } from 'node:path';
+import { assertIdentity, type Counters } from '../contract/counters.js';
+import { ExitCode, UserError } from '../errors.js';
+import type { MiningOptions } from '../contract/options.js';
+import { partitionOf, type Partition } from './partition.js';
+import { silentProgress, type ProgressSink } from '../io/progress.js';
+import { checkParquetMagic, type InputFile } from '../io/inputs.js';
+import { FallbackTally, type EngineFallback } from './fallback.js';
+import { Pool } from './pool.js';
+import { type DecodeResult, type Engine, type IndexResult, type MetaResult, type SampleResult, type Task } from './protocol.js';
+import { Indexer, type Selected, type SelectedInstance } from '../contract/select.js';
+import { MESSAGES_CANDIDATES, SchemaError, detectSchema, mappedColumns, type ColumnMapping, type Detection, type SchemaOverrides } from '../sources/schema.js';
+import { SpillReader } from './spill.js';
+import { SpillTrajectory, hooksFor, type MinedContinuation } from './spill-walk.js';
+import { EarlyWalk } from './early-walk.js';
+import type { PairRow } from '../types.js';
+import { makeSpillDir, removeTemp, trackTemp } from '../io/atomic.js';
+import { walkInstance } from '../contract/walk.js';
+
+export interface Loc {
+  input: number;
+  /** Row group (parquet) or -1 (JSONL). */
+  rowGroup: number;
+  /** Row within the row group (parquet) or 1-based line (JSONL). */
+  row: number;
+}
+
+export interface MineRequest {
+  inputs: InputFile[];
+  options: MiningOptions;
+  workers: number;
+  /** Decoder of the trajectory column of parquet inputs (index and metadata always use parquet-wasm). */
+  engine?: Engine;
+  /** Read the `tools` column of extracted trajectories (for shapes that carry tool definitions). */
+  withTools?: boolean;
+  /** Only instances of this partition (see partition.ts); every other rule unchanged. */
+  partition?: Partition | null;
+  progress?: ProgressSink;
+  /** Issue 7: --schema and the column options (sources/schema.ts); without them the layout is detected. */
+  overrides?: SchemaOverrides;
+  /** Called once the schema is known, before the index pass (the CLI prints it). */
+  onSchema?: (d: Detection) => void;
+  /** Issue 7.2: `trajectory` also reads each side from the divergence to its end (shapes/continuation.ts). */
+  continuation?: 'action' | 'trajectory';
+  /**
+   * Fast path for the contract's own JSONL rows: when set (and continuation is 'action'), the workers
+   * walk and serialise, and the rows arrive here as JSONL bytes (JSON.stringify of each row, one per
+   * line), in the same order; the pair callback is not called.
+   */
+  jsonl?: (bytes: Uint8Array) => Promise<void>;
+  /** `--max-continuation-messages`: whole turns, at most this many messages (continuation.ts). */
+  maxContinuationMessages?: number;
+}
+
+export type { MinedContinuation } from './spill-walk.js';
+
+/** What the walk hands to the writer: the row plus what other shapes may need. */
+export interface MinedPair {
+  /** Always the contract's action-level row (every counter and the dedupe key are computed on it). */
+  row: PairRow;
+  tools: string | null;
+  continuation?: MinedContinuation;
+}
+
+export interface MineSummary {
+  counters: Counters;
+  /** Rows refused in the index pass (row level, the same in every partition); the rest of bad_rows are extracted trajectories. */
+  badRowsIndexPass: number;
+  warnings: string[];
+  /** The schema and columns of the first input (issue 7). */
+  detection: Detection;
+  /** --engine js: row groups read through parquet-wasm instead. */
+  engineFallback?: EngineFallback;
+}
+
+const REQUIRED = ['trajectory_id', 'instance_id', 'resolved', 'trajectory'] as const;
+
+function missingColumns(where: string, missing: readonly string[], found: readonly string[]): UserError {
+  return new UserError(
+    `${where}: missing required column${missing.length > 1 ? 's' : ''} ${missing.join(', ')} (found: ${found.join(', ') || 'none'})`,
+    ExitCode.schema,
+  );
+}
+
+function hasOverrides(o: SchemaOverrides): boolean {
+  return Object.values(o).some((v) => v !== undefined);
+}
+
+/**
+ * Detect the schema of one input (sources/schema.ts). Without any option, an input that fits no
+ * known layout keeps the contract's errors: missing upstream columns are listed as before, and a
+ * `trajectory` column that detection passed over is kept so that checkSchema reports its type.
+ * `legacy` is then true: the messages column must be a list of structs.
+ */
+function detectInput(where: string, columns: readonly string[], sample: unknown, overrides: SchemaOverrides): Detection & { legacy: boolean } {
+  try {
+    return { ...detectSchema(columns, sample, overrides), legacy: false };
+  } catch (e) {
+    if (!(e instanceof SchemaError) || hasOverrides(overrides)) throw e;
+    const missing = REQUIRED.filter((c) => !columns.includes(c));
+    if (missing.length > 0) throw missingColumns(where, missing, columns);
+    const mapping: ColumnMapping = {
+      id: 'trajectory_id',
+      instance: 'instance_id',
+      messages: 'trajectory',
+      resolved: 'resolved',
+      tools: columns.includes('tools') ? 'tools' : null,
+      repo: columns.includes('repo') ? 'repo' : null,
+    };
+    return { schema: 'openhands', mapping, auto: true, reason: 'upstream columns', legacy: true };
+  }
+}
+
+/** The column types of a parquet input under its mapping. */
+export function checkSchema(path: string, meta: MetaResult, withTools: boolean, d: Detection & { legacy?: boolean }): { hasTools: boolean } {
+  const byName = new Map(meta.fields.map((f) => [f.name, f]));
+  const m = d.mapping;
+  const wrong = (col: string, expected: string) => {
+    throw new UserError(`${path}: column ${col} has type ${byName.get(col)!.type}, expected ${expected}`, ExitCode.schema);
+  };
+  for (const c of Array.isArray(m.id) ? m.id : [m.id as string]) if (!byName.get(c)!.isString) wrong(c, 'a string');
+  if (!byName.get(m.instance)!.isString) wrong(m.instance, 'a string');
+  if (!byName.get(m.resolved)!.isLabel) wrong(m.resolved, 'an integer, float or boolean');
+  const msgs = byName.get(m.messages)!;
+  // A string column may hold JSON text of the messages, except in the contract's own layout
+  // (detected openhands on an upstream `trajectory` column), whose type the contract fixes.
+  const strict = d.legacy === true || (d.auto && d.schema === 'openhands' && m.messages === 'trajectory');
+  if (!msgs.isTrajectory && (strict || !msgs.isString)) wrong(m.messages, 'a list of message structs with a role field');
+  const repo = m.repo ? byName.get(m.repo) : undefined;
+  if (repo && !repo.isString && repo.type !== 'Null') wrong(m.repo!, 'a string');
+  return { hasTools: withTools && m.tools !== null };
+}
+
+/**
+ * The first row's `columns` for detection, read by a worker of its own: a corrupt page can kill a
+ * worker, and a sample that cannot be read only costs the detection its evidence (the decode pass
+ * then reports the page with its row group and column, as without detection).
+ */
+async function sampleRow(path: string, columns: string[], spillDir: string): Promise<Record<string, unknown> | null> {
+  const probe = new Pool(1, spillDir);
+  try {
+    return (await probe.run<SampleResult>({ kind: 'sample', path, columns })).row;
+  } catch {
+    return null;
+  } finally {
+    await probe.close();
+  }
+}
+
+/** The mapping's columns (but tools and repo, which are optional per input) that `columns` lacks. */
+function lacking(m: ColumnMapping, columns: readonly string[]): string[] {
+  return mappedColumns(m).filter((c) => c !== m.tools && c !== m.repo && !columns.includes(c));
+}
+
+/** What every stage of one run shares: the request, the worker pool and the spill folder. */
+interface Run {
+  req: MineRequest;
+  opts: MiningOptions;
+  engine: Engine;
+  progress: ProgressSink;
+  pool: Pool;
+  spillDir: string;
+  reader: SpillReader;
+  /** Row groups the js engine sent to parquet-wasm, with the reason. */
+  fallbacks: FallbackTally;
+}
+
+/** Each input's mapping and, for parquet, its metadata with the column types checked. */
+interface Layout {
+  detection: Detection;
+  mapped: ColumnMapping[];
+  metas: ({ meta: MetaResult; hasTools: boolean } | null)[];
+}
+
+/** The selected trajectories in instance order; a trajectory's key is its index in `selected`. */
+interface Extraction {
+  instances: SelectedInstance<Loc>[];
+  counters: Counters;
+  badRowsIndexPass: number;
+  selected: Selected<Loc>[];
+  keyOf: Map<Selected<Loc>, number>;
+}
+
+type Continuations = { maxMessages: number | undefined; rows: Map<PairRow, MinedContinuation> } | null;
+
+/** The walk in the workers, and the instance of each trajectory key (the walk counts by instance). */
+interface EarlyRun {
+  walk: EarlyWalk;
+  instanceOf: Int32Array;
+}
+
+/**
+ * Run the pipeline and hand every kept pair to `sink` in output order.
+ * Returns the counters (identity asserted) and any warnings.
+ */
+export async function minePairs(req: MineRequest, sink: (pair: MinedPair) => Promise<void>): Promise<MineSummary> {
+  const spillDir = makeSpillDir();
+  trackTemp(spillDir);
+  const run: Run = {
+    req,
+    opts: req.options,
+    engine: req.engine ?? 'js',
+    progress: req.progress ?? silentProgress,
+    pool: new Pool(Math.max(1, req.workers), spillDir),
+    spillDir,
+    reader: new SpillReader(),
+    fallbacks: new FallbackTally(),
+  };
+  const warnings: string[] = [];
+  let early: EarlyRun | null = null;
+  try {
+    const layout = await detectLayout(run, await readMetadata(run));
+    const ex = select(run, await indexPass(run, layout));
+    if (ex.instances.length === 0) warnings.push(noEligibleReason(ex.counters));
+    const cont: Continuations = req.continuation === 'trajectory' ? { maxMessages: req.maxContinuationMessages, rows: new Map() } : null;
+    const decoded = new Array<SpillTrajectory | null>(ex.selected.length).fill(null);
+    const refs = (list: Selected<Loc>[]) => list.map((s) => decoded[ex.keyOf.get(s)!]).filter((t): t is SpillTrajectory => t != null);
+    // The contract's JSONL rows: walked in the workers while decoding goes on (early-walk.ts).
+    if (req.jsonl && !cont) early = startEarlyWalk(run, ex, refs);
+    await decodePass(run, layout, ex, decoded, early);
+    if (early) await early.walk.finish(req.jsonl!);
+    else await walkAndWrite(run, ex, decoded, refs, cont, sink);
+    assertIdentity(ex.counters);
+    return { counters: ex.counters, badRowsIndexPass: ex.badRowsIndexPass, warnings, detection: layout.detection, engineFallback: run.fallbacks.summary() };
+  } finally {
+    await run.pool.close();
+    early?.walk.close();
+    run.reader.close();
+    removeTemp(spillDir);
+  }
+}
+
+/** Stage 1: the footer of every parquet input (null for JSONL inputs). */
+async function readMetadata({ req, pool, engine }: Run): Promise<(MetaResult | null)[]> {
+  return Promise.all(
+    req.inputs.map(async (f) => {
+      if (f.kind !== 'parquet') return null;
+      checkParquetMagic(f.path, f.bytes);
+      if (engine === 'wasm' && f.bytes >= 2 ** 32) {
+        throw new UserError(`${f.path}: parquet-wasm (wasm32) cannot read files of 4 GiB or more; use --engine js or duckdb`, ExitCode.usage);
+      }
+      const meta = await pool.run<MetaResult>({ kind: 'meta', path: f.path, engine, bytes: f.bytes });
+      const total = meta.rowGroupRows.reduce((a, b) => a + b, 0);
+      if (total !== meta.numRows) throw new UserError(`${f.path}: corrupt metadata (row groups hold ${total} rows, footer says ${meta.numRows})`, ExitCode.corrupt);
+      return meta;
+    }),
+  );
+}
+
+/**
+ * Stage 2: the schema (issue 7), detected on the first input (its first row as the sample), once per
+ * run; every other input must hold the same columns (tools and repo may differ per input).
+ */
+async function detectLayout({ req, pool, spillDir }: Run, rawMetas: (MetaResult | null)[]): Promise<Layout> {
+  const overrides = req.overrides ?? {};
+  // The contract's own layout is never classified by a sample: text-only replies there stay
+  // `text ...` actions, and a parquet sample costs seconds on a large row group. Text actions in
+  // an upstream `trajectory` column need --schema text-actions.
+  const upstreamLayout = (columns: readonly string[]) =>
+    REQUIRED.every((c) => columns.includes(c)) && !columns.includes('messages') && overrides.messagesColumn === undefined;
+  let first: (Detection & { legacy: boolean; path: string }) | null = null;
+  const mappings: (ColumnMapping | null)[] = [];
+  for (let k = 0; k < req.inputs.length; k++) {
+    const f = req.inputs[k]!;
+    const meta = rawMetas[k];
+    let columns: string[];
+    let sample: Record<string, unknown> | null = null;
+    let where = f.path;
+    if (meta) {
+      columns = meta.fields.map((fl) => fl.name);
+      if (!first && overrides.schema === undefined && meta.numRows > 0 && !upstreamLayout(columns)) {
+        const cands = [...new Set([...(overrides.messagesColumn ? [overrides.messagesColumn] : []), ...MESSAGES_CANDIDATES])].filter((c) => columns.includes(c));
+        if (cands.length > 0) sample = await sampleRow(f.path, cands, spillDir);
+      }
+    } else {
+      const r = await pool.run<SampleResult>({ kind: 'sample-jsonl', path: f.path });
+      if (!r.row) {
+        mappings.push(null); // an empty file: nothing to detect, nothing to read
+        continue;
+      }
+      columns = Object.keys(r.row);
+      if (!upstreamLayout(columns)) sample = r.row;
+      where = `${f.path}:${r.line ?? 1}`;
+    }
+    if (!first) {
+      first = { ...detectInput(where, columns, sample ?? undefined, overrides), path: f.path };
+      mappings.push(first.mapping);
+      continue;
+    }
+    const missing = lacking(first.mapping, columns);
+    if (missing.length > 0) {
+      const e = missingColumns(where, missing, columns);
+      throw new UserError(`${e.message}; schema ${first.schema} was detected on ${first.path}`, ExitCode.schema);
+    }
+    mappings.push({ ...first.mapping, tools: first.mapping.tools && columns.includes(first.mapping.tools) ? first.mapping.tools : null, repo: first.mapping.repo && columns.includes(first.mapping.repo) ? first.mapping.repo : null });
+  }
+  // Only empty JSONL inputs: the upstream layout (no row is read anyway).
+  first ??= { ...detectInput('', REQUIRED, undefined, overrides), path: '' };
+  const mapped = mappings.map((m) => m ?? first.mapping);
+  const detection: Detection = { schema: first.schema, mapping: first.mapping, auto: first.auto, reason: first.reason };
+  req.onSchema?.(detection);
+  const metas = rawMetas.map((meta, k) =>
+    meta ? { meta, ...checkSchema(req.inputs[k]!.path, meta, Boolean(req.withTools), { ...detection, mapping: mapped[k]!, legacy: first.legacy }) } : null,
+  );
+  return { detection, mapped, metas };
+}
+
+/** Stage 3: the index pass over the small columns; tasks run in parallel but are fed in file order. */
+async function indexPass({ req, opts, engine, pool, progress, fallbacks }: Run, { detection, mapped, metas }: Layout): Promise<Indexer<Loc>> {
+  const indexTasks: { input: number; rowGroup: number; task: Task; rows: number }[] = [];
+  req.inputs.forEach((f, input) => {
+    const m = metas[input];
+    const mapping = mapped[input]!;
+    let rowOffset = 0;
+    if (m) {
+      m.meta.rowGroupRows.forEach((rows, rowGroup) => {
+        const task: Task = { kind: 'index', path: f.path, rowGroup, hasRepo: mapping.repo !== null, mapping, engine, rowOffset, rows };
+        indexTasks.push({ input, rowGroup, rows, task });
+        rowOffset += rows;
+      });
+    }
+    else indexTasks.push({ input, rowGroup: -1, rows: 0, task: { kind: 'index-jsonl', path: f.path, mapping, schema: detection.schema } });
+  });
+  const totalRows = indexTasks.reduce((a, t) => a + t.rows, 0);
+  progress.phase('index', indexTasks.length, totalRows);
+  const indexResults = indexTasks.map((t) =>
+    pool.run<IndexResult>(t.task).then((r) => {
+      progress.advance(1, r.ids.length);
+      return r;
+    }),
+  );
+  indexResults.forEach((p) => p.catch(() => {}));
+  const indexer = new Indexer<Loc>({ seed: opts.seed, maxPerSide: opts.maxPerSide, skipBadRows: opts.skipBadRows });
+  for (let k = 0; k < indexTasks.length; k++) {
+    const t = indexTasks[k]!;
+    const r = await indexResults[k]!;
+    const path = req.inputs[t.input]!.path;
+    fallbacks.add(path, t.rowGroup, r.fallback);
+    for (let i = 0; i < r.ids.length; i++) {
+      const row = r.lines ? r.lines[i]! : i;
+      indexer.add(
+        { trajectoryId: r.ids[i], instanceId: r.instances[i], repo: r.repos[i], resolved: r.resolved[i], loc: { input: t.input, rowGroup: t.rowGroup, row } },
+        () => (r.lines ? `${path}:${row}` : `${path}: row group ${t.rowGroup}, row ${row}`),
+      );
+    }
+  }
+  progress.done();
+  return indexer;
+}
+
+/** Stage 4: groups, eligibility and sampling (select.ts), then the partition's instances. */
+function select({ req }: Run, indexer: Indexer<Loc>): Extraction {
+  const part = req.partition;
+  const { instances, counters } = indexer.finish(part ? (id) => partitionOf(id, part.count) === part.index : undefined);
+  const selected: Selected<Loc>[] = [];
+  for (const inst of instances) selected.push(...inst.resolved, ...inst.failed);
+  const keyOf = new Map<Selected<Loc>, number>(selected.map((s, k) => [s, k]));
+  return { instances, counters, badRowsIndexPass: counters.bad_rows, selected, keyOf };
+}
+
+/** The walk of stage 6 for the contract's JSONL rows, run by the workers as instances are decoded. */
+function startEarlyWalk({ opts, pool, spillDir }: Run, ex: Extraction, refs: (list: Selected<Loc>[]) => SpillTrajectory[]): EarlyRun {
+  const { instances, keyOf, counters } = ex;
+  const instanceOf = new Int32Array(ex.selected.length);
+  instances.forEach((inst, i) => {
+    for (const s of [...inst.resolved, ...inst.failed]) instanceOf[keyOf.get(s)!] = i;
+  });
+  const walk = new EarlyWalk(
+    pool,
+    instances.map((inst) => inst.resolved.length + inst.failed.length),
+    (i) => {
+      const inst = instances[i]!;
+      return { instanceId: inst.instanceId, resolved: refs(inst.resolved).map((t) => t.ref()), failed: refs(inst.failed).map((t) => t.ref()) };
+    },
+    { minSimilaritySkip: opts.minSimilaritySkip, maxPairsPerInstance: opts.maxPairsPerInstance },
+    counters,
+    join(spillDir, 'rows.jsonl'),
+  );
+  return { walk, instanceOf };
+}
+
+/**
+ * Stage 5: decode only what was extracted, grouped by (input, row group), rows ascending; the
+ * workers normalise, hash the keys and spill the messages. Fills `decoded` by key.
+ */
+async function decodePass({ req, opts, engine, pool, progress, fallbacks }: Run, { mapped, metas, detection }: Layout, ex: Extraction, decoded: (SpillTrajectory | null)[], early: EarlyRun | null): Promise<void> {
+  const { selected, counters } = ex;
+  const schema = detection.schema;
+  const groups = new Map<string, { loc: Loc; items: { row: number; key: number }[] }>();
+  selected.forEach((s, key) => {
+    const g = `${s.loc.input}:${s.loc.rowGroup}`;
+    if (!groups.has(g)) groups.set(g, { loc: s.loc, items: [] });
+    groups.get(g)!.items.push({ row: s.loc.row, key });
+  });
+  const decodeTasks: { task: Task; rows: number }[] = [...groups.values()]
+    .sort((a, b) => a.loc.input - b.loc.input || a.loc.rowGroup - b.loc.rowGroup)
+    .map(({ loc, items }) => {
+      items.sort((a, b) => a.row - b.row);
+      const f = req.inputs[loc.input]!;
+      const rows = items.map((x) => x.row);
+      const keys = items.map((x) => x.key);
+      const reasoningKeys = [...opts.reasoningKeys];
+      const withTools = Boolean(metas[loc.input]?.hasTools ?? req.withTools);
+      const task: Task =
+        f.kind === 'parquet'
+          ? {
+              kind: 'decode',
+              path: f.path,
+              rowGroup: loc.rowGroup,
+              rows,
+              keys,
+              reasoningKeys,
+              withTools,
+              engine,
+              rowOffset: metas[loc.input]!.meta.rowGroupRows.slice(0, loc.rowGroup).reduce((a, b) => a + b, 0),
+              mapping: mapped[loc.input]!,
+              schema,
+            }
+          : { kind: 'decode-jsonl', path: f.path, lines: rows, keys, reasoningKeys, withTools, mapping: mapped[loc.input]!, schema };
+      const groupRows = f.kind === 'parquet' ? metas[loc.input]!.meta.rowGroupRows[loc.rowGroup]! : rows.length;
+      return { task, rows: groupRows };
+    });
+  progress.phase('decode', decodeTasks.length, decodeTasks.reduce((a, t) => a + t.rows, 0));
+  const bad = new Map<number, string>();
+  await Promise.all(
+    decodeTasks.map(async ({ task, rows }) => {
+      const r = await pool.run<DecodeResult>(task);
+      if (task.kind === 'decode') fallbacks.add(task.path, task.rowGroup, r.fallback);
+      counters.malformed_arguments += r.malformed_arguments;
+      counters.unknown_roles += r.unknown_roles;
+      for (const t of r.trajectories) {
+        const s = selected[t.key]!;
+        if (t.bad !== undefined) bad.set(t.key, t.bad);
+        else decoded[t.key] = new SpillTrajectory(s.trajectoryId, s.repo, t, pool.spillPath(r.spill));
+        early?.walk.done(early.instanceOf[t.key]!);
+      }
+      early?.walk.dispatch();
+      progress.advance(1, rows);
+    }),
+  );
+  progress.done();
+  for (const [key, why] of [...bad].sort((a, b) => a[0] - b[0])) {
+    const s = selected[key]!;
+    const f = req.inputs[s.loc.input]!;
+    const where = f.kind === 'parquet' ? `${f.path}: row group ${s.loc.rowGroup}, row ${s.loc.row}` : `${f.path}:${s.loc.row}`;
+    if (!opts.skipBadRows) throw new UserError(`${where}: trajectory ${s.trajectoryId}: ${why} (use --skip-bad-rows to count and skip such rows)`, ExitCode.badValue);
+    counters.bad_rows++;
+  }
+}
+
+/** Stage 6 for every other layout: walk in this thread, in instance order, and hand rows to the sink. */
+async function walkAndWrite(
+  { opts, pool, reader }: Run,
+  { instances, keyOf, counters }: Extraction,
+  decoded: (SpillTrajectory | null)[],
+  refs: (list: Selected<Loc>[]) => SpillTrajectory[],
+  cont: Continuations,
+  sink: (pair: MinedPair) => Promise<void>,
+): Promise<void> {
+  // The pair objects are needed here: free the workers' memory first.
+  await pool.close();
+  for (const inst of instances) {
+    const [resolved, failed] = [refs(inst.resolved).map((t) => t.load(reader)), refs(inst.failed).map((t) => t.load(reader))];
+    const rows = walkInstance(resolved, failed, opts, hooksFor(inst, reader, cont), counters);
+    for (const row of rows) {
+      const chosen = decoded[keyOf.get(inst.resolved.find((s) => s.trajectoryId === row.chosen_trajectory_id)!)!]!;
+      const c = cont?.rows.get(row);
+      await sink({ row, tools: chosen.tools, ...(c ? { continuation: c } : {}) });
+    }
+    cont?.rows.clear();
+    for (const t of [...resolved, ...failed]) t.unload();
+  }
+}
+
+
+function noEligibleReason(c: Counters): string {
+  const labelled = c.trajectories_read - c.duplicate_trajectory_ids - c.unlabelled - c.bad_rows;
+  if (c.trajectories_read === 0) return 'no eligible instances: the input has no rows';
+  if (labelled === 0) return `no eligible instances: none of the ${c.trajectories_read} rows has a resolved label of 0 or 1`;
+  return `no eligible instances: no instance has both a resolved and a failed trajectory (${c.instances} instances)`;
+}
