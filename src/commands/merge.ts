@@ -195,7 +195,7 @@ export function registerMerge(program: Command): void {
     .command('merge')
     .summary('combine `mine --partition i/N` outputs into the single-run result')
     .description(
-      'Combine partition outputs and their stats into output byte-identical to one unpartitioned run, with\n' +
+      'Combine partition outputs and their stats into output byte-identical to one unpartitioned run, with ' +
         'identical counters. Refuses parts from different inputs, seeds, options, shapes or contract versions.',
     )
     .argument('<parts...>', 'partition outputs (.jsonl or .parquet), in any order')

@@ -167,8 +167,8 @@ export function registerMine(program: Command): void {
     .command('mine')
     .summary('mine divergence-point DPO pairs from trajectories')
     .description(
-      'Group trajectories by instance_id, pair resolved with failed attempts, walk both in lockstep on\n' +
-        'canonical action signatures and emit one preference pair at the first diverging assistant action\n' +
+      'Group trajectories by instance_id, pair resolved with failed attempts, walk both in lockstep on ' +
+        'canonical action signatures and emit one preference pair at the first diverging assistant action ' +
         `(mining contract v${CONTRACT_VERSION}). Prints every filter's count when done.`,
     )
     .argument('[inputs...]', 'input files by extension (.parquet, .jsonl, .jsonl.gz), folders or globs')
@@ -235,7 +235,10 @@ Examples:
   $ divergence-mine mine --jsonl swe-smith.jsonl --schema text-actions --shape sft --out sft.jsonl
 
 Exit codes: 0 ok, 2 usage, 3 missing input, 4 not parquet, 5 corrupt input, 6 schema, 7 bad value,
-8 output path, 130/143 interrupted. See README "Errors and exit codes".`,
+8 output path, 130/143 interrupted. See README "Errors and exit codes".
+
+The rules (normalisation, keys, sampling, filters, counters): docs/mining-contract.md,
+contract version ${CONTRACT_VERSION}; cite a rule as "docs/mining-contract.md §5.3".`,
     )
     .action(async (positional: string[], o: MineCliOptions) => {
       await runMine(positional, o);
