@@ -11,7 +11,7 @@ import type { SpillWriter } from './spill.js';
 
 export const HASH_BYTES = 16;
 
-/** Issue 7: `text-actions` signs text-only assistant replies by their last fenced bash block (sources/text-actions.ts). */
+/** `text-actions` signs text-only assistant replies by their last fenced bash block (sources/text-actions.ts). */
 export type SignatureScheme = 'contract' | 'text-actions';
 
 export function roleCode(role: string): number {

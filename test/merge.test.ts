@@ -1,4 +1,4 @@
-// Issue 8: `mine --partition i/N` runs merged with `merge` give output byte-identical to the single
+// `mine --partition i/N` runs merged with `merge` give output byte-identical to the single
 // run, and identical counters, for N = 1, 3 and 7, on every fixture and on a generated multi-instance
 // corpus (bench/gen.mjs, texts perturbed from real rows of nebius/SWE-rebench-openhands-trajectories,
 // CC-BY-4.0 (c) Nebius). Runs the BUILT CLI.
@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = join(ROOT, 'bin', 'divergence-mine');
-const SAMPLE = ['/work/shared/data/nebius-openhands-sample.json', join(ROOT, 'fixtures', 'source', 'nebius-openhands-trimmed.json')].find((p) => existsSync(p))!;
+const SAMPLE = join(ROOT, 'fixtures', 'nebius-openhands-sample.json');
 
 let dir = '';
 

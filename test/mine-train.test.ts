@@ -1,4 +1,4 @@
-// Issue 5 end to end: the BUILT CLI (`npm run build` first) with the training-output options on the
+// Training outputs end to end: the BUILT CLI (`npm run build` first) with the training-output options on the
 // fixtures (fixtures/*.parquet, *.jsonl: forks of real rows of nebius/SWE-rebench-openhands-trajectories,
 // CC-BY-4.0, © Nebius; see fixtures/README.md) and on a derived input that clones forks.jsonl over 18
 // instances in 9 repositories (same licence and attribution), re-read with DuckDB and apache-arrow.
