@@ -85,6 +85,27 @@ describe('partition + merge equals the single run', () => {
   it('corpus, N=3, parquet', async () => checkPartitions(join(dir, 'corpus.parquet'), 'corpus', 'parquet', 3), 200_000);
 });
 
+describe('merge finds the stats files', () => {
+  it('beside each part (X.stats.json next to X.jsonl), or several after one --stats', async () => {
+    const input = join(ROOT, 'fixtures', 'forks.parquet');
+    const p = (s: string) => join(dir, `beside-${s}`);
+    await mineOk([input, '--out', p('single.jsonl')]);
+    const parts = [0, 1, 2].map((i) => p(`part-${i}.jsonl`));
+    for (let i = 0; i < 3; i++) await mineOk([input, '--partition', `${i}/3`, '--out', parts[i]!, '--stats', p(`part-${i}.stats.json`)]);
+    let r = await cli(['merge', ...parts, '--out', p('auto.jsonl'), '--quiet']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(readFileSync(p('auto.jsonl')).equals(readFileSync(p('single.jsonl')))).toBe(true);
+    r = await cli(['merge', ...parts, '--stats', ...[0, 1, 2].map((i) => p(`part-${i}.stats.json`)), '--out', p('one-flag.jsonl'), '--quiet']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(readFileSync(p('one-flag.jsonl')).equals(readFileSync(p('single.jsonl')))).toBe(true);
+    rmSync(p('part-2.stats.json'));
+    r = await cli(['merge', ...parts, '--out', p('missing.jsonl'), '--quiet']);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain(`${p('part-2.stats.json')}: no such file`);
+    expect(existsSync(p('missing.jsonl'))).toBe(false);
+  }, 120_000);
+});
+
 describe('merge refuses what does not belong together', () => {
   it('a missing partition, a different seed, a foreign part', async () => {
     const input = join(ROOT, 'fixtures', 'sampling.parquet');

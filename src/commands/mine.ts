@@ -1,6 +1,6 @@
 // `divergence-mine mine`: options, output and the end-of-run report around the pipeline (mine.ts).
 import { availableParallelism } from 'node:os';
-import { rmdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { dirname, relative, sep } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { formatCounters, type Counters } from '../counters.js';
@@ -13,7 +13,7 @@ import { fingerprintInputs, parsePartition, type Partition } from '../partition.
 import { StderrProgress, silentProgress } from '../progress.js';
 import { resolveInputs, type InputFile } from '../read/inputs.js';
 import { VERSION } from '../version.js';
-import { CardStats, renderCard, splitCountsLine, type DataFilesEntry } from '../train/card.js';
+import { CardStats, argvForCard, renderCard, splitCountsLine, type DataFilesEntry } from '../train/card.js';
 import { FolderOutput, prepareFolder, type FolderResult, type Sharding } from '../train/outputs.js';
 import { assignSplit, dataFilesPattern, groupKeyOf, parseByteSize, parseSplitSpecs, type SplitBy, type SplitSpec } from '../train/split.js';
 import { makeToolsColumnCache, toTrlRow, type ArgumentsMode, type TrlTally } from '../train/trl.js';
@@ -23,7 +23,7 @@ import { preferenceRows, behaviorFields, type RowPlan } from '../shapes/rows.js'
 import { SftDeduper } from '../shapes/sft.js';
 import { SCHEMAS, describeDetection, type Detection, type SchemaName, type SchemaOverrides } from '../sources/schema.js';
 import type { PairRow } from '../types.js';
-import { checkOutputPath, commitTemp, tempPathFor, trackTemp } from '../write/atomic.js';
+import { checkOutputPath, commitTemp, makeParentFolders, removeEmptyFolders, tempPathFor, trackTemp } from '../write/atomic.js';
 import { BrokenPipe, JsonlSink } from '../write/jsonl.js';
 import type { RowSink } from '../write/sink.js';
 
@@ -73,7 +73,7 @@ export interface MineCliOptions {
   workers: number;
   force: boolean;
   partition?: Partition;
-  /** Training output (issue 5): see src/train/*. */
+  /** Training output: see src/train/*. */
   shape?: 'published' | 'trl' | 'sft';
   arguments?: ArgumentsMode;
   promptWindow?: number;
@@ -84,7 +84,7 @@ export interface MineCliOptions {
   format?: OutputFormat;
   card?: string;
   engine: Engine;
-  /** Issue 7: sources (sources/schema.ts) and shapes (shapes/*). */
+  /** Other sources (sources/schema.ts) and shapes (shapes/*). */
   schema?: SchemaName;
   idColumn?: string;
   instanceColumn?: string;
@@ -105,8 +105,8 @@ export interface TrainRunInfo {
   outputs?: FolderResult | null;
   splitCounts?: ReturnType<CardStats['splitCounts']> | null;
   wrappedArguments?: number;
-  /** Issue 7: recorded only when they differ from the contract's defaults (see issue7Options). */
-  issue7?: { options: Record<string, unknown>; extra: Record<string, unknown> };
+  /** Source and shape settings, recorded only when they differ from the contract's defaults (see sourceShapeStats). */
+  sourceShape?: { options: Record<string, unknown>; extra: Record<string, unknown> };
 }
 
 /** The stats file: counters plus everything `merge` checks before combining partitions. */
@@ -123,13 +123,13 @@ export function statsDocument(
     ...(t?.shape === 'trl' ? { arguments: t.arguments ?? 'object' } : {}),
     ...(t?.promptWindow !== undefined ? { prompt_window: t.promptWindow } : {}),
     ...(t?.split ? { split: t.split.specs.map((s) => `${s.name}=${s.fraction}`), split_by: t.split.by } : {}),
-    ...(t?.issue7?.options ?? {}),
+    ...(t?.sourceShape?.options ?? {}),
   };
   const extra = {
     ...(t?.splitCounts ? { splits: t.splitCounts } : {}),
     ...(t?.outputs ? { files: t.outputs.files.map((f) => ({ split: f.split, path: f.path, rows: f.rows, bytes: f.bytes })) } : {}),
     ...(t?.wrappedArguments ? { trl: { wrapped_arguments: t.wrappedArguments } } : {}),
-    ...(t?.issue7?.extra ?? {}),
+    ...(t?.sourceShape?.extra ?? {}),
   };
   return {
     tool: 'divergence-mine',
@@ -155,6 +155,7 @@ export function statsDocument(
 }
 
 export function writeJsonAtomic(path: string, value: unknown): void {
+  makeParentFolders(path);
   const tmp = tempPathFor(path);
   trackTemp(tmp);
   writeFileSync(tmp, JSON.stringify(value, null, 2) + '\n');
@@ -276,10 +277,10 @@ function trainPlan(o: MineCliOptions): TrainPlan {
   if (groups && !trajectory) throw new UserError('--unit groups needs --continuation trajectory (groups are cut from the continuations)', ExitCode.usage);
   if (groups && shape !== 'published') throw new UserError(`--unit groups is a preference layout: use it with --shape published, not ${shape}`, ExitCode.usage);
   if (trajectory && shape === 'trl') throw new UserError('--continuation trajectory is not available with --shape trl yet; use --shape published or sft', ExitCode.usage);
-  const issue7 = shape === 'sft' || trajectory || Boolean(o.behavior);
+  const beyondContractRow = shape === 'sft' || trajectory || Boolean(o.behavior);
   // The card and `merge` know only the contract's and the trl row layouts.
-  if (issue7 && o.card) throw new UserError('--card describes published and trl rows only; leave out --card with --shape sft, --continuation trajectory or --behavior', ExitCode.usage);
-  if (issue7 && o.partition) throw new UserError('merge does not combine --shape sft, --continuation trajectory or --behavior parts yet; mine without --partition', ExitCode.usage);
+  if (beyondContractRow && o.card) throw new UserError('--card describes published and trl rows only; leave out --card with --shape sft, --continuation trajectory or --behavior', ExitCode.usage);
+  if (beyondContractRow && o.partition) throw new UserError('merge does not combine --shape sft, --continuation trajectory or --behavior parts yet; mine without --partition', ExitCode.usage);
   let folder: TrainPlan['folder'] = null;
   if (toFolder) {
     if (o.out === '-') throw new UserError('--split and --shards write several files: give --out a folder, not -', ExitCode.usage);
@@ -341,8 +342,9 @@ export async function runMine(positional: string[], o: MineCliOptions): Promise<
   const { layout } = plan;
   const splitNames = ['train', ...plan.specs.map((s) => s.name)];
   if (!plan.folder && o.out !== '-') checkOutputPath(o.out, o.force);
-  if (o.stats) checkOutputPath(o.stats, o.force, 'stats');
-  if (o.card) checkOutputPath(o.card, o.force, 'card');
+  // Like a folder --out, --stats and --card may name folders that do not exist yet (made at the end).
+  if (o.stats) checkOutputPath(o.stats, o.force, 'stats', { createParents: true });
+  if (o.card) checkOutputPath(o.card, o.force, 'card', { createParents: true });
   const options: MiningOptions = {
     maxPerSide: o.maxPerSide,
     maxPairsPerInstance: o.maxPairsPerInstance,
@@ -353,7 +355,7 @@ export async function runMine(positional: string[], o: MineCliOptions): Promise<
   };
   const progress = o.quiet ? silentProgress : new StderrProgress();
 
-  let folderCreated = false;
+  let folderCreated: string | null = null;
   let folder: FolderOutput | null = null;
   let sink: RowSink<unknown> | null = null;
   if (plan.folder) {
@@ -368,7 +370,7 @@ export async function runMine(positional: string[], o: MineCliOptions): Promise<
   const cardStats = new CardStats();
   cardStats.declareSplits(splitNames);
   const trl = layout.shape === 'trl';
-  // Issue 7: the schema (for text-action behaviour labels) is known before the first pair.
+  // The schema (for text-action behaviour labels) is known before the first pair.
   let detection: Detection | null = null;
   const rowPlan = (): RowPlan => ({
     continuation: Boolean(layout.continuation),
@@ -453,13 +455,7 @@ export async function runMine(positional: string[], o: MineCliOptions): Promise<
   } catch (e) {
     sink?.abort();
     folder?.abort();
-    if (folderCreated) {
-      try {
-        rmdirSync(plan.folder!.dir); // only if still empty
-      } catch {
-        /* not empty or gone */
-      }
-    }
+    if (folderCreated) removeEmptyFolders(plan.folder!.dir, folderCreated);
     if (e instanceof BrokenPipe) return;
     throw e;
   }
@@ -478,7 +474,7 @@ export async function runMine(positional: string[], o: MineCliOptions): Promise<
     outputs: result,
     splitCounts,
     wrappedArguments: tally.wrapped_arguments,
-    issue7: issue7Stats(summary.detection, o, layout, { groupRows: groupRowCount, sft: sftDedup }),
+    sourceShape: sourceShapeStats(summary.detection, o, layout, { groupRows: groupRowCount, sft: sftDedup }),
   };
   if (o.stats) {
     const run = { partition: o.partition ?? null, badRowsIndexPass: summary.badRowsIndexPass, fingerprint: fingerprintInputs(inputs), train };
@@ -486,7 +482,7 @@ export async function runMine(positional: string[], o: MineCliOptions): Promise<
   }
   if (o.card) {
     const text = renderCard({
-      argv: ['divergence-mine', ...process.argv.slice(2)],
+      argv: argvForCard(['divergence-mine', ...process.argv.slice(2)], [...positional, ...(o.parquet ?? []), ...(o.jsonl ?? [])]),
       contractVersion: CONTRACT_VERSION,
       counters: summary.counters,
       stats: cardStats,
@@ -497,6 +493,7 @@ export async function runMine(positional: string[], o: MineCliOptions): Promise<
       split: plan.specs.length > 0 ? { by: plan.splitBy, specs: plan.specs } : null,
       generator: `divergence-mine ${VERSION}`,
     });
+    makeParentFolders(o.card);
     const tmp = tempPathFor(o.card);
     trackTemp(tmp);
     writeFileSync(tmp, text);
@@ -510,14 +507,14 @@ export async function runMine(positional: string[], o: MineCliOptions): Promise<
   }
 }
 
-/** The upstream layout: a run on it without issue-7 options writes exactly the stats it always did. */
+/** The upstream layout: a run on it without source or shape options writes exactly the stats it always did. */
 function isUpstream(d: Detection): boolean {
   const m = d.mapping;
   return d.schema === 'openhands' && m.id === 'trajectory_id' && m.instance === 'instance_id' && m.messages === 'trajectory' && m.resolved === 'resolved';
 }
 
 /** Issue-7 options (in `options`, so merge compares them) and outputs (outside `counters`). */
-function issue7Stats(d: Detection, o: MineCliOptions, layout: OutputLayout, out: { groupRows: number; sft: SftDeduper | null }): TrainRunInfo['issue7'] {
+function sourceShapeStats(d: Detection, o: MineCliOptions, layout: OutputLayout, out: { groupRows: number; sft: SftDeduper | null }): TrainRunInfo['sourceShape'] {
   const m = d.mapping;
   const options: Record<string, unknown> = {
     ...(!isUpstream(d)
