@@ -4,6 +4,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { COUNTER_NAMES, assertIdentity, emptyCounters, formatCounters, type Counters } from '../counters.js';
+import { PUBLISHED_COUNTERS, comparePublished, publishedVerdict, usesDefaultOptions } from '../contract/published.js';
 import { ExitCode, UserError } from '../errors.js';
 import { openSink, outputFormat, type OutputLayout } from '../output.js';
 import { ROW_LEVEL_COUNTERS, partitionOf } from '../partition.js';
@@ -252,10 +253,19 @@ Example:
         sink.abort();
         throw e;
       }
+      const first = stats[0]!.doc;
+      // The merged run is a whole run: it compares with the published one like a single `mine` does.
+      const opt = first.options;
+      const published = comparePublished(counters, { files: first.inputs, rows: counters.trajectories_read }, usesDefaultOptions({
+        maxPerSide: opt.max_per_side, maxPairsPerInstance: opt.max_pairs_per_instance, minSimilaritySkip: opt.min_similarity_skip,
+        seed: opt.seed, reasoningKeys: opt.reasoning_keys, skipBadRows: opt.skip_bad_rows,
+      }));
       if (o.statsOut) {
-        const first = stats[0]!.doc;
-        writeJsonAtomic(o.statsOut, { ...first, counters, partition: null, row_level: first.row_level, merged_from: stats.length });
+        writeJsonAtomic(o.statsOut, { ...first, counters, partition: null, row_level: first.row_level, merged_from: stats.length, ...(published ? { published_comparison: published } : {}) });
       }
-      if (!o.quiet) process.stderr.write(formatCounters(counters));
+      if (!o.quiet) {
+        process.stderr.write(formatCounters(counters, published ? PUBLISHED_COUNTERS : undefined));
+        if (published) process.stderr.write(publishedVerdict(published));
+      }
     });
 }

@@ -4,6 +4,7 @@ import { writeFileSync } from 'node:fs';
 import { dirname, relative, sep } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { formatCounters, type Counters } from '../counters.js';
+import { PUBLISHED_COUNTERS, comparePublished, isPublishedInput, publishedVerdict, usesDefaultOptions, type PublishedComparison, type RecognisePublished } from '../contract/published.js';
 import { ExitCode, UserError } from '../errors.js';
 import { minePairs, type MinedPair, type MineSummary } from '../mine.js';
 import type { Engine } from '../read/protocol.js';
@@ -114,7 +115,7 @@ export function statsDocument(
   counters: Counters,
   options: MiningOptions,
   inputs: InputFile[],
-  run: { partition: Partition | null; badRowsIndexPass: number; fingerprint: string; shape?: string; train?: TrainRunInfo },
+  run: { partition: Partition | null; badRowsIndexPass: number; fingerprint: string; shape?: string; train?: TrainRunInfo; published?: PublishedComparison | null },
 ) {
   const t = run.train;
   // Output-shaping options go into `options` (merge refuses parts whose options differ); a run
@@ -130,6 +131,7 @@ export function statsDocument(
     ...(t?.outputs ? { files: t.outputs.files.map((f) => ({ split: f.split, path: f.path, rows: f.rows, bytes: f.bytes })) } : {}),
     ...(t?.wrappedArguments ? { trl: { wrapped_arguments: t.wrappedArguments } } : {}),
     ...(t?.sourceShape?.extra ?? {}),
+    ...(run.published ? { published_comparison: run.published } : {}),
   };
   return {
     tool: 'divergence-mine',
@@ -331,7 +333,8 @@ function humanBytes(n: number): string {
   return `${(n / 1e9).toFixed(2)} GB`;
 }
 
-export async function runMine(positional: string[], o: MineCliOptions): Promise<void> {
+/** `recognise` tells the published run's input (docs/mining-contract.md §7.3); tests inject their own. */
+export async function runMine(positional: string[], o: MineCliOptions, recognise: RecognisePublished = isPublishedInput): Promise<void> {
   const inputs = [
     ...resolveInputs(o.parquet ?? [], 'parquet'),
     ...resolveInputs(o.jsonl ?? [], 'jsonl'),
@@ -476,8 +479,10 @@ export async function runMine(positional: string[], o: MineCliOptions): Promise<
     wrappedArguments: tally.wrapped_arguments,
     sourceShape: sourceShapeStats(summary.detection, o, layout, { groupRows: groupRowCount, sft: sftDedup }),
   };
+  // A partition holds only some instances: only a whole run compares with the published one.
+  const published = o.partition ? null : comparePublished(summary.counters, { files: inputs, rows: summary.counters.trajectories_read }, usesDefaultOptions(options), recognise);
   if (o.stats) {
-    const run = { partition: o.partition ?? null, badRowsIndexPass: summary.badRowsIndexPass, fingerprint: fingerprintInputs(inputs), train };
+    const run = { partition: o.partition ?? null, badRowsIndexPass: summary.badRowsIndexPass, fingerprint: fingerprintInputs(inputs), train, published };
     writeJsonAtomic(o.stats, statsDocument(summary.counters, options, inputs, run));
   }
   if (o.card) {
@@ -500,7 +505,8 @@ export async function runMine(positional: string[], o: MineCliOptions): Promise<
     commitTemp(tmp, o.card);
   }
   if (!o.quiet) {
-    process.stderr.write(formatCounters(summary.counters));
+    process.stderr.write(formatCounters(summary.counters, published ? PUBLISHED_COUNTERS : undefined));
+    if (published) process.stderr.write(publishedVerdict(published));
     if (plan.specs.length > 0) process.stderr.write(splitCountsLine(cardStats, plan.splitBy) + '\n');
     if (result)
       for (const f of result.files) process.stderr.write(`  ${f.path}: ${f.rows.toLocaleString('en-US')} rows, ${humanBytes(f.bytes)}\n`);
