@@ -212,7 +212,7 @@ export function registerMerge(program: Command): void {
         'identical counters. Refuses parts from different inputs, seeds, options, shapes or contract versions.',
     )
     .argument('<parts...>', 'partition outputs (.jsonl or .parquet), in any order')
-    .option('--stats <files...>', 'stats JSON of each partition, several after one --stats (default: X.stats.json beside each part X.jsonl)')
+    .option('--stats <files...>', 'stats JSON of each partition, several after one --stats placed after the parts (default: X.stats.json beside each part X.jsonl)')
     .requiredOption('-o, --out <path>', 'merged output: *.jsonl, *.parquet, or - for JSONL on stdout')
     .option('--stats-out <file>', 'write the merged stats JSON here')
     .option('-f, --force', 'overwrite existing output files', false)
