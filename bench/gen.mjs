@@ -1,11 +1,11 @@
 #!/usr/bin/env node
 // Seeded generator of a real-scale twin of nebius/SWE-rebench-openhands-trajectories
-// `trajectories.parquet` (issue 3). Content is drawn by sampling and perturbing the real rows in
+// `trajectories.parquet`. Content is drawn by sampling and perturbing the real rows in
 // nebius-openhands-sample.json (CC-BY-4.0, (c) Nebius; Trofimova et al., "OpenHands Trajectories
 // with Qwen3-Coder-480B-A35B-Instruct", Nebius blog, 2025). The twin is synthetic: it keeps the
 // schema, the row/instance/label structure, message sizes, tool mix and compressibility of the
 // real file, and plants forks between attempts of one instance whose outcome under the mining
-// contract (shared/spec/mining-contract.md, default options) is written to a JSON sidecar.
+// contract (docs/mining-contract.md, default options) is written to a JSON sidecar.
 //
 //   npm run bench:gen -- --rows 67074 --seed 1 --out bench/data/twin-67k.parquet
 //
@@ -38,7 +38,7 @@ import { ParquetConcat, readParquetFooter } from './parquet-concat.mjs';
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, '..');
 
-// Published facts of the real file (shared/data/README.md, mining contract section 7).
+// Published facts of the real file (fixtures/README.md, docs/mining-contract.md §7).
 const REAL = {
   rows: 67074, instances: 6306, eligible: 1741, resolved: 32161, repos: 1823, bytes: 2079503354,
   avgTurns: 64.3, maxTurns: 100,
@@ -89,7 +89,6 @@ const sha256hex = (s) => createHash('sha256').update(s).digest('hex');
 // Corpus: texts of the real rows, split by kind, with workspace paths replaced by placeholders.
 function defaultSamplePath() {
   const cands = [process.env.DM_NEBIUS_SAMPLE, join(ROOT, 'fixtures', 'nebius-openhands-sample.json'),
-    '/work/shared/data/nebius-openhands-sample.json',
     // Last resort (tests): the trimmed fixture rows; structure and forks are the same, sizes are not realistic.
     join(ROOT, 'fixtures', 'source', 'nebius-openhands-trimmed.json')].filter(Boolean);
   for (const c of cands) if (existsSync(c)) return c;

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Benchmark harness (issue 3): the miner against an independent DuckDB baseline on the same
+// Benchmark harness: the miner against an independent DuckDB baseline on the same
 // parquet file, in one run and process tree.
 //
 //   npm run bench -- --file bench/data/twin-67k.parquet [--file4x bench/data/twin-268k.parquet] [--runs 3]

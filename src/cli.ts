@@ -7,6 +7,7 @@ import { registerMerge } from './commands/merge.js';
 import { registerMine } from './commands/mine.js';
 import { registerReport } from './commands/report.js';
 import { registerShow } from './commands/show.js';
+import { CONTRACT_VERSION } from './contract/options.js';
 import { VERSION } from './version.js';
 import { removeAllTemp } from './io/atomic.js';
 
@@ -15,6 +16,7 @@ export function buildProgram(): Command {
     .description('Turn multi-turn agent trajectories into action-level DPO preference pairs.')
     .version(VERSION)
     .showHelpAfterError('(add --help for usage)')
+    .addHelpText('after', `\nThe mining rules: docs/mining-contract.md (contract version ${CONTRACT_VERSION}).`)
     .exitOverride();
   registerMine(program);
   registerMerge(program);

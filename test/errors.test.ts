@@ -248,11 +248,15 @@ describe('bad input: one line, the file, a documented exit code', () => {
     expectOk(await mine(['--jsonl', F['clean.jsonl.gz']!]));
   }, 60_000);
 
-  it('an output or stats folder that does not exist: exit 8', async () => {
+  it('an output folder that does not exist, a stats path under a file: exit 8 (a missing stats folder is made)', async () => {
     const res = await mine(['--parquet', F['clean.parquet']!], { out: 'no/such/folder/pairs.jsonl' });
     expectCleanError(res, EXIT.output, /pairs\.jsonl: output folder \S+ does not exist$/);
-    const res2 = await mine(['--parquet', F['clean.parquet']!, '--stats', join(root, 'nowhere', 'stats.json')]);
-    expectCleanError(res2, EXIT.output, /stats\.json: stats folder \S+ does not exist$/);
+    writeFileSync(join(root, 'a-file'), '');
+    const res2 = await mine(['--parquet', F['clean.parquet']!, '--stats', join(root, 'a-file', 'sub', 'stats.json')]);
+    expectCleanError(res2, EXIT.output, /stats\.json: \S+a-file is not a folder$/);
+    const made = await mine(['--parquet', F['clean.parquet']!, '--stats', join(root, 'nowhere', 'yet', 'stats.json')]);
+    expect(made.r.code, made.r.stderr).toBe(0);
+    expect(JSON.parse(readFileSync(join(root, 'nowhere', 'yet', 'stats.json'), 'utf8')).tool).toBe('divergence-mine');
     const folder = join(root, 'a-folder.jsonl');
     mkdirSync(folder, { recursive: true });
     const res3 = await runCli(['mine', '--parquet', F['clean.parquet']!, '--out', folder, '--workers', '1', '-q', '--force']);

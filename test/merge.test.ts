@@ -1,4 +1,4 @@
-// Issue 8: `mine --partition i/N` runs merged with `merge` give output byte-identical to the single
+// `mine --partition i/N` runs merged with `merge` give output byte-identical to the single
 // run, and identical counters, for N = 1, 3 and 7, on every fixture and on a generated multi-instance
 // corpus (bench/gen.mjs, texts perturbed from real rows of nebius/SWE-rebench-openhands-trajectories,
 // CC-BY-4.0 (c) Nebius). Runs the BUILT CLI.
@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = join(ROOT, 'bin', 'divergence-mine');
-const SAMPLE = ['/work/shared/data/nebius-openhands-sample.json', join(ROOT, 'fixtures', 'source', 'nebius-openhands-trimmed.json')].find((p) => existsSync(p))!;
+const SAMPLE = join(ROOT, 'fixtures', 'nebius-openhands-sample.json');
 
 let dir = '';
 
@@ -83,6 +83,27 @@ describe('partition + merge equals the single run', () => {
     }
   }
   it('corpus, N=3, parquet', async () => checkPartitions(join(dir, 'corpus.parquet'), 'corpus', 'parquet', 3), 200_000);
+});
+
+describe('merge finds the stats files', () => {
+  it('beside each part (X.stats.json next to X.jsonl), or several after one --stats', async () => {
+    const input = join(ROOT, 'fixtures', 'forks.parquet');
+    const p = (s: string) => join(dir, `beside-${s}`);
+    await mineOk([input, '--out', p('single.jsonl')]);
+    const parts = [0, 1, 2].map((i) => p(`part-${i}.jsonl`));
+    for (let i = 0; i < 3; i++) await mineOk([input, '--partition', `${i}/3`, '--out', parts[i]!, '--stats', p(`part-${i}.stats.json`)]);
+    let r = await cli(['merge', ...parts, '--out', p('auto.jsonl'), '--quiet']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(readFileSync(p('auto.jsonl')).equals(readFileSync(p('single.jsonl')))).toBe(true);
+    r = await cli(['merge', ...parts, '--stats', ...[0, 1, 2].map((i) => p(`part-${i}.stats.json`)), '--out', p('one-flag.jsonl'), '--quiet']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(readFileSync(p('one-flag.jsonl')).equals(readFileSync(p('single.jsonl')))).toBe(true);
+    rmSync(p('part-2.stats.json'));
+    r = await cli(['merge', ...parts, '--out', p('missing.jsonl'), '--quiet']);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain(`${p('part-2.stats.json')}: no such file`);
+    expect(existsSync(p('missing.jsonl'))).toBe(false);
+  }, 120_000);
 });
 
 describe('merge refuses what does not belong together', () => {

@@ -1,4 +1,4 @@
-// Issue 7 end to end: the BUILT CLI (`npm run build` first) on fixtures/sources/* for each source
+// Other trajectory sources and shapes end to end: the BUILT CLI (`npm run build` first) on fixtures/sources/* for each source
 // (Open-SWE-Traces JSONL and parquet, SWE-Gym, text actions) and each shape (published, --behavior,
 // --continuation trajectory, --unit groups, --max-continuation-messages, --shape sft).
 //
@@ -14,7 +14,7 @@
 //     contract's section 6 (transcribed below, not imported from src/);
 //   - action_similarity = string-similarity compareTwoStrings of the two action signatures, the
 //     signatures written by the contract's section 3 (tool calls) or, for text actions, the literal
-//     `bash ...` strings of test/issue7-text-actions.test.ts;
+//     `bash ...` strings of test/sources-text-actions.test.ts;
 //   - behaviour labels from the commands (listed per case, rules in src/shapes/behavior.ts header).
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { execFile } from 'node:child_process';
@@ -227,7 +227,7 @@ describe('sources: one run per source, the contract rows and counters (CC-BY-4.0
     expect(rows).toEqual(expected);
   }, TIMEOUT);
 
-  // The last bash block of each side's reply at the divergence (as in test/issue7-text-actions.test.ts).
+  // The last bash block of each side's reply at the divergence (as in test/sources-text-actions.test.ts).
   const BASH: Record<string, [string, string]> = {
     [P]: ['bash cd /workspace/PyPSA__linopy__0.0 && find . -name "*.md" -o -name "*.rst" | head -10', 'bash cd /workspace/PyPSA__linopy__0.0 && ls -la'],
     [N]: ['bash cd /workspace/numpy__numpydoc__0.7 && grep -r "Unknown section" .', 'bash nl -ba /workspace/numpy__numpydoc__0.7/numpydoc/docscrape.py'],
@@ -272,7 +272,7 @@ describe('sources: one run per source, the contract rows and counters (CC-BY-4.0
     expect(plain.stderr.split('\n')[0]).toBe(
       'divergence-mine: schema openhands (auto-detected: columns trajectory_id + trajectory); columns id=trajectory_id instance=instance_id messages=trajectory resolved=resolved',
     );
-    expect(plain.stats.options.schema).toBeUndefined(); // the upstream layout: the stats document as before issue 7
+    expect(plain.stats.options.schema).toBeUndefined(); // the upstream layout: the stats document has no source or shape fields
     const asText = await mine([input, '--schema', 'text-actions']);
     [P, N, T].forEach((inst, k) => {
       const r = side(TXT, inst, true, txtId).messages[SKIP[inst]!]!;
@@ -386,7 +386,7 @@ describe('shapes on Open-SWE-Traces (and text actions)', () => {
     }
   }, TIMEOUT);
 
-  /** Issue 7.3: every assistant message of each side supervised in exactly one row of its pair. */
+  /** Every assistant message of each side supervised in exactly one row of its pair. */
   function checkGroups(rows: Json[], pair: Json, chosen: Json[], rejected: Json[], g: number, complete: boolean) {
     const uid = `${pair.chosen_trajectory_id as string}~${pair.rejected_trajectory_id as string}`;
     expect(rows.map((r) => r.sample_uid)).toEqual(Array.from({ length: g }, (_, k) => `${uid}#k${k + 1}`));

@@ -1,4 +1,4 @@
-// Issue 5 end to end: the BUILT CLI (`npm run build` first) with the training-output options on the
+// Training outputs end to end: the BUILT CLI (`npm run build` first) with the training-output options on the
 // fixtures (fixtures/*.parquet, *.jsonl: forks of real rows of nebius/SWE-rebench-openhands-trajectories,
 // CC-BY-4.0, © Nebius; see fixtures/README.md) and on a derived input that clones forks.jsonl over 18
 // instances in 9 repositories (same licence and attribution), re-read with DuckDB and apache-arrow.
@@ -579,7 +579,9 @@ describe('--card', () => {
     expect(files.filter((f) => /^train-.*\.parquet$/.test(f))).toHaveLength(2);
     expect(files).toContain('dev.parquet');
 
-    expect(text).toContain(`divergence-mine mine ${args.join(' ')}`);
+    // The input is shown by its file name: the miner's own folders mean nothing to a reader of the card.
+    expect(text).toContain(`divergence-mine mine ${args.map((a) => (a === synth ? 'synth.jsonl' : a)).join(' ')}`);
+    expect(text).not.toContain(synth);
     expect(text).toContain('Mining contract version: **2**');
     expect(text).toContain('Shape: **trl**');
     expect(text).toContain(`| trajectories read |  | ${c.trajectories_read} |`);
@@ -599,6 +601,25 @@ describe('--card', () => {
     expect(text).toContain('## Length audit');
     expect(text).toMatch(/median action characters \| \d+/);
     expect(text).toContain('CC-BY-4.0, © Nebius');
+  });
+
+  it('--out, --card and --stats in folders that do not exist yet: all made, nothing made when the run fails', async () => {
+    const hub = `hub-${Math.random().toString(36).slice(2)}`; // relative to the CLI's cwd, `work`
+    const args = ['mine', '--parquet', join(FIXTURES, 'forks.parquet'), '--shape', 'trl', '--shards', '2', '--out', `${hub}/data`, '--quiet'];
+    const missingInput = await run([...args.map((a) => (a.endsWith('forks.parquet') ? join(FIXTURES, 'none.parquet') : a)), '--card', `${hub}/README.md`, '--stats', `${hub}/s/stats.json`]);
+    expect(missingInput.code).toBe(3);
+    expect(existsSync(join(work, hub))).toBe(false);
+    const r = await run([...args, '--card', `${hub}/README.md`, '--stats', `${hub}/s/stats.json`]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(readdirSync(join(work, hub)).sort()).toStrictEqual(['README.md', 'data', 's']);
+    expect(readdirSync(join(work, hub, 'data')).sort()).toStrictEqual(['train-00000-of-00002.parquet', 'train-00001-of-00002.parquet']);
+    expect(JSON.parse(readFileSync(join(work, hub, 's', 'stats.json'), 'utf8')).counters.pairs_emitted).toBe(4);
+    // A card or stats path under a file is refused before any work.
+    writeFileSync(join(work, `${hub}-file`), '');
+    const underFile = await run([...args.slice(0, -3), '--out', `${hub}-2/data`, '--quiet', '--stats', `${hub}-file/x/stats.json`]);
+    expect(underFile.code).toBe(8);
+    expect(underFile.stderr).toContain('is not a folder');
+    expect(existsSync(join(work, `${hub}-2`))).toBe(false);
   });
 
   it('a single-file run gets data_files relative to the card; --card with --out - is refused', async () => {

@@ -165,7 +165,7 @@ describe('show: colour', () => {
     const noColor = await show([PAIRS, '--index', '5'], fakeIO({ isTTY: true, columns: 100, env: { NO_COLOR: '1' } }));
     expect(noColor).not.toContain('\x1b[');
     const forced = await show([PAIRS, '--index', '5', '--color', 'always'], fakeIO({ isTTY: false }));
-    expect(forced).toContain('\x1b[30;42m');
+    expect(forced).toContain('\x1b[30m\x1b[42m'); // black on green: the chosen side's highlight
     expect(wantColor('auto', { isTTY: true, env: { NO_COLOR: '' } })).toBe(true); // empty NO_COLOR does not count
     expect(wantColor('never', { isTTY: true, env: {} })).toBe(false);
   });

@@ -1,9 +1,10 @@
 // `divergence-mine merge`: combine the outputs and stats of `mine --partition i/N` runs into exactly
 // what a single run would have written. Partitions hold disjoint instances and each part is sorted by
 // instance_id, so a k-way merge by instance restores the single run's order.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { COUNTER_NAMES, assertIdentity, emptyCounters, formatCounters, type Counters } from '../contract/counters.js';
+import { PUBLISHED_COUNTERS, comparePublished, publishedVerdict, usesDefaultOptions } from '../contract/published.js';
 import { ExitCode, UserError } from '../errors.js';
 import { openSink, outputFormat, type OutputLayout } from '../dataset/file-output.js';
 import { ROW_LEVEL_COUNTERS, partitionOf } from '../engine/partition.js';
@@ -22,8 +23,20 @@ interface PartStats {
   doc: ReturnType<typeof statsDocument>;
 }
 
-function collect(v: string, prev: string[] = []): string[] {
-  return [...prev, v];
+/** Where a part's stats usually are: `X.stats.json`, else `X.jsonl.stats.json`, beside `X.jsonl` (or .jsonl.gz, .parquet). */
+export function statsBeside(part: string): string[] {
+  const stem = part.replace(/\.(jsonl\.gz|jsonl|parquet)$/i, '');
+  return stem === part ? [`${part}.stats.json`] : [`${stem}.stats.json`, `${part}.stats.json`];
+}
+
+function statsPaths(parts: string[], given: string[] | undefined): string[] {
+  if (given && given.length > 0) return given;
+  return parts.map((part) => {
+    const candidates = statsBeside(part);
+    const found = candidates.find((p) => existsSync(p));
+    if (!found) throw new UserError(`${candidates[0]}: no such file (the stats of part ${part}; name the stats files with --stats FILE...)`, ExitCode.missingInput);
+    return found;
+  });
 }
 
 function readStats(path: string): PartStats {
@@ -193,7 +206,7 @@ export async function mergeParts(
 }
 
 interface MergeOptions {
-  stats: string[];
+  stats?: string[];
   out: string;
   statsOut?: string;
   force: boolean;
@@ -205,11 +218,11 @@ export function registerMerge(program: Command): void {
     .command('merge')
     .summary('combine `mine --partition i/N` outputs into the single-run result')
     .description(
-      'Combine partition outputs and their stats into output byte-identical to one unpartitioned run, with\n' +
+      'Combine partition outputs and their stats into output byte-identical to one unpartitioned run, with ' +
         'identical counters. Refuses parts from different inputs, seeds, options, shapes or contract versions.',
     )
     .argument('<parts...>', 'partition outputs (.jsonl or .parquet), in any order')
-    .requiredOption('--stats <file>', 'stats JSON of each partition (repeatable, or a shell glob expanded to several)', collect)
+    .option('--stats <files...>', 'stats JSON of each partition, several after one --stats placed after the parts (default: X.stats.json beside each part X.jsonl)')
     .requiredOption('-o, --out <path>', 'merged output: *.jsonl, *.parquet, or - for JSONL on stdout')
     .option('--stats-out <file>', 'write the merged stats JSON here')
     .option('-f, --force', 'overwrite existing output files', false)
@@ -220,11 +233,11 @@ export function registerMerge(program: Command): void {
 Example:
   $ for i in 0 1 2; do divergence-mine mine --parquet t.parquet --partition $i/3 \\
         --out part-$i.jsonl --stats part-$i.stats.json; done
-  $ divergence-mine merge part-*.jsonl --stats part-0.stats.json --stats part-1.stats.json \\
-        --stats part-2.stats.json --out pairs.jsonl --stats-out stats.json`,
+  $ divergence-mine merge part-*.jsonl --out pairs.jsonl --stats-out stats.json
+  $ divergence-mine merge part-*.jsonl --stats stats/part-*.json --out pairs.jsonl`,
     )
     .action(async (parts: string[], o: MergeOptions) => {
-      const stats = o.stats.map(readStats);
+      const stats = statsPaths(parts, o.stats).map(readStats);
       const count = checkCompatible(stats);
       if (parts.length !== count) throw new UserError(`expected ${count} part files (one per partition), got ${parts.length}`, ExitCode.usage);
       const counters = mergeCounters(stats);
@@ -250,10 +263,19 @@ Example:
         sink.abort();
         throw e;
       }
+      const first = stats[0]!.doc;
+      // The merged run is a whole run: it compares with the published one like a single `mine` does.
+      const opt = first.options;
+      const published = comparePublished(counters, { files: first.inputs, rows: counters.trajectories_read }, usesDefaultOptions({
+        maxPerSide: opt.max_per_side, maxPairsPerInstance: opt.max_pairs_per_instance, minSimilaritySkip: opt.min_similarity_skip,
+        seed: opt.seed, reasoningKeys: opt.reasoning_keys, skipBadRows: opt.skip_bad_rows,
+      }));
       if (o.statsOut) {
-        const first = stats[0]!.doc;
-        writeJsonAtomic(o.statsOut, { ...first, counters, partition: null, row_level: first.row_level, merged_from: stats.length });
+        writeJsonAtomic(o.statsOut, { ...first, counters, partition: null, row_level: first.row_level, merged_from: stats.length, ...(published ? { published_comparison: published } : {}) });
       }
-      if (!o.quiet) process.stderr.write(formatCounters(counters));
+      if (!o.quiet) {
+        process.stderr.write(formatCounters(counters, published ? PUBLISHED_COUNTERS : undefined));
+        if (published) process.stderr.write(publishedVerdict(published));
+      }
     });
 }

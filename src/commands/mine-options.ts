@@ -60,7 +60,7 @@ export interface MineCliOptions {
   workers: number;
   force: boolean;
   partition?: Partition;
-  /** Training output (issue 5): see src/shapes/ and src/dataset/. */
+  /** Training output: see src/shapes/ and src/dataset/. */
   shape?: 'published' | 'trl' | 'sft';
   arguments?: ArgumentsMode;
   promptWindow?: number;
@@ -71,7 +71,7 @@ export interface MineCliOptions {
   format?: OutputFormat;
   card?: string;
   engine: Engine;
-  /** Issue 7: sources (sources/schema.ts) and shapes (shapes/*). */
+  /** Sources (sources/schema.ts) and shapes (shapes/*). */
   schema?: SchemaName;
   idColumn?: string;
   instanceColumn?: string;
@@ -90,8 +90,8 @@ export function mineCommand(program: Command): Command {
     .command('mine')
     .summary('mine divergence-point DPO pairs from trajectories')
     .description(
-      'Group trajectories by instance_id, pair resolved with failed attempts, walk both in lockstep on\n' +
-        'canonical action signatures and emit one preference pair at the first diverging assistant action\n' +
+      'Group trajectories by instance_id, pair resolved with failed attempts, walk both in lockstep on ' +
+        'canonical action signatures and emit one preference pair at the first diverging assistant action ' +
         `(mining contract v${CONTRACT_VERSION}). Prints every filter's count when done.`,
     )
     .argument('[inputs...]', 'input files by extension (.parquet, .jsonl, .jsonl.gz), folders or globs')
@@ -158,7 +158,10 @@ Examples:
   $ divergence-mine mine --jsonl swe-smith.jsonl --schema text-actions --shape sft --out sft.jsonl
 
 Exit codes: 0 ok, 2 usage, 3 missing input, 4 not parquet, 5 corrupt input, 6 schema, 7 bad value,
-8 output path, 130/143 interrupted. See README "Errors and exit codes".`,
+8 output path, 130/143 interrupted. See README "Errors and exit codes".
+
+The rules (normalisation, keys, sampling, filters, counters): docs/mining-contract.md,
+contract version ${CONTRACT_VERSION}; cite a rule as "docs/mining-contract.md §5.3".`,
     );
 }
 
@@ -180,8 +183,9 @@ export function mineSettings(positional: string[], o: MineCliOptions): MineSetti
   if (inputs.length === 0) throw new UserError('no input: give --parquet <path>, --jsonl <path> or input files', ExitCode.usage);
   const plan = trainPlan(o);
   if (!plan.folder && o.out !== '-') checkOutputPath(o.out, o.force);
-  if (o.stats) checkOutputPath(o.stats, o.force, 'stats');
-  if (o.card) checkOutputPath(o.card, o.force, 'card');
+  // Like a folder --out, --stats and --card may name folders that do not exist yet (made at the end).
+  if (o.stats) checkOutputPath(o.stats, o.force, 'stats', { createParents: true });
+  if (o.card) checkOutputPath(o.card, o.force, 'card', { createParents: true });
   const options: MiningOptions = {
     maxPerSide: o.maxPerSide,
     maxPairsPerInstance: o.maxPairsPerInstance,
@@ -231,10 +235,10 @@ function trainPlan(o: MineCliOptions): TrainPlan {
   if (groups && !trajectory) throw new UserError('--unit groups needs --continuation trajectory (groups are cut from the continuations)', ExitCode.usage);
   if (groups && shape !== 'published') throw new UserError(`--unit groups is a preference layout: use it with --shape published, not ${shape}`, ExitCode.usage);
   if (trajectory && shape === 'trl') throw new UserError('--continuation trajectory is not available with --shape trl yet; use --shape published or sft', ExitCode.usage);
-  const issue7 = shape === 'sft' || trajectory || Boolean(o.behavior);
+  const beyondContractRow = shape === 'sft' || trajectory || Boolean(o.behavior);
   // The card and `merge` know only the contract's and the trl row layouts.
-  if (issue7 && o.card) throw new UserError('--card describes published and trl rows only; leave out --card with --shape sft, --continuation trajectory or --behavior', ExitCode.usage);
-  if (issue7 && o.partition) throw new UserError('merge does not combine --shape sft, --continuation trajectory or --behavior parts yet; mine without --partition', ExitCode.usage);
+  if (beyondContractRow && o.card) throw new UserError('--card describes published and trl rows only; leave out --card with --shape sft, --continuation trajectory or --behavior', ExitCode.usage);
+  if (beyondContractRow && o.partition) throw new UserError('merge does not combine --shape sft, --continuation trajectory or --behavior parts yet; mine without --partition', ExitCode.usage);
   let folder: TrainPlan['folder'] = null;
   if (toFolder) {
     if (o.out === '-') throw new UserError('--split and --shards write several files: give --out a folder, not -', ExitCode.usage);

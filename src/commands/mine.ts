@@ -1,6 +1,6 @@
 // `divergence-mine mine`: the run around the pipeline (engine/mine-pairs.ts), its output and the
 // end-of-run report; the options and their checks are mine-options.ts.
-import { rmdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { dirname, relative, sep } from 'node:path';
 import type { Command } from 'commander';
 import { formatCounters, type Counters } from '../contract/counters.js';
@@ -11,8 +11,9 @@ import { fingerprintInputs, type Partition } from '../engine/partition.js';
 import { StderrProgress, silentProgress } from '../io/progress.js';
 import type { InputFile } from '../io/inputs.js';
 import { fallbackLine, type EngineFallback } from '../engine/fallback.js';
+import { PUBLISHED_COUNTERS, comparePublished, isPublishedInput, publishedVerdict, usesDefaultOptions, type PublishedComparison, type RecognisePublished } from '../contract/published.js';
 import { VERSION } from '../version.js';
-import { CardStats, renderCard, splitCountsLine, type DataFilesEntry } from '../dataset/card.js';
+import { CardStats, argvForCard, renderCard, splitCountsLine, type DataFilesEntry } from '../dataset/card.js';
 import { FolderOutput, prepareFolder, type FolderResult } from '../dataset/folder-output.js';
 import { assignSplit, dataFilesPattern, groupKeyOf, type SplitBy, type SplitSpec } from '../dataset/split.js';
 import { makeToolsColumnCache, toTrlRow, type ArgumentsMode, type TrlTally } from '../shapes/trl.js';
@@ -22,7 +23,7 @@ import { preferenceRows, behaviorFields, type RowPlan } from '../shapes/rows.js'
 import { SftDeduper } from '../shapes/sft.js';
 import { describeDetection, type Detection } from '../sources/schema.js';
 import type { PairRow } from '../types.js';
-import { commitTemp, tempPathFor, trackTemp } from '../io/atomic.js';
+import { commitTemp, makeParentFolders, removeEmptyFolders, tempPathFor, trackTemp } from '../io/atomic.js';
 import { BrokenPipe, JsonlSink } from '../io/jsonl-writer.js';
 import type { RowSink } from '../io/sink.js';
 import { mineCommand, mineSettings, type MineCliOptions, type TrainPlan } from './mine-options.js';
@@ -36,8 +37,8 @@ export interface TrainRunInfo {
   outputs?: FolderResult | null;
   splitCounts?: ReturnType<CardStats['splitCounts']> | null;
   wrappedArguments?: number;
-  /** Issue 7: recorded only when they differ from the contract's defaults (see issue7Options). */
-  issue7?: { options: Record<string, unknown>; extra: Record<string, unknown> };
+  /** Source and shape settings, recorded only when they differ from the contract's defaults (see sourceShapeStats). */
+  sourceShape?: { options: Record<string, unknown>; extra: Record<string, unknown> };
 }
 
 /** The stats file: counters plus everything `merge` checks before combining partitions. */
@@ -45,7 +46,7 @@ export function statsDocument(
   counters: Counters,
   options: MiningOptions,
   inputs: InputFile[],
-  run: { partition: Partition | null; badRowsIndexPass: number; fingerprint: string; shape?: string; train?: TrainRunInfo; engineFallback?: EngineFallback },
+  run: { partition: Partition | null; badRowsIndexPass: number; fingerprint: string; shape?: string; train?: TrainRunInfo; engineFallback?: EngineFallback; published?: PublishedComparison | null },
 ) {
   const t = run.train;
   // Output-shaping options go into `options` (merge refuses parts whose options differ); a run
@@ -54,13 +55,14 @@ export function statsDocument(
     ...(t?.shape === 'trl' ? { arguments: t.arguments ?? 'object' } : {}),
     ...(t?.promptWindow !== undefined ? { prompt_window: t.promptWindow } : {}),
     ...(t?.split ? { split: t.split.specs.map((s) => `${s.name}=${s.fraction}`), split_by: t.split.by } : {}),
-    ...(t?.issue7?.options ?? {}),
+    ...(t?.sourceShape?.options ?? {}),
   };
   const extra = {
     ...(t?.splitCounts ? { splits: t.splitCounts } : {}),
     ...(t?.outputs ? { files: t.outputs.files.map((f) => ({ split: f.split, path: f.path, rows: f.rows, bytes: f.bytes })) } : {}),
     ...(t?.wrappedArguments ? { trl: { wrapped_arguments: t.wrappedArguments } } : {}),
-    ...(t?.issue7?.extra ?? {}),
+    ...(t?.sourceShape?.extra ?? {}),
+    ...(run.published ? { published_comparison: run.published } : {}),
   };
   return {
     tool: 'divergence-mine',
@@ -88,6 +90,7 @@ export function statsDocument(
 }
 
 export function writeJsonAtomic(path: string, value: unknown): void {
+  makeParentFolders(path);
   const tmp = tempPathFor(path);
   trackTemp(tmp);
   writeFileSync(tmp, JSON.stringify(value, null, 2) + '\n');
@@ -120,13 +123,14 @@ function humanBytes(n: number): string {
   return `${(n / 1e9).toFixed(2)} GB`;
 }
 
-export async function runMine(positional: string[], o: MineCliOptions): Promise<void> {
+/** `recognise` tells the published run's input (docs/mining-contract.md §7.3); tests inject their own. */
+export async function runMine(positional: string[], o: MineCliOptions, recognise: RecognisePublished = isPublishedInput): Promise<void> {
   const { inputs, plan, options, overrides } = mineSettings(positional, o);
   const { layout } = plan;
   const splitNames = ['train', ...plan.specs.map((s) => s.name)];
   const progress = o.quiet ? silentProgress : new StderrProgress();
 
-  let folderCreated = false;
+  let folderCreated: string | null = null;
   let folder: FolderOutput | null = null;
   let sink: RowSink<unknown> | null = null;
   if (plan.folder) {
@@ -141,7 +145,7 @@ export async function runMine(positional: string[], o: MineCliOptions): Promise<
   const cardStats = new CardStats();
   cardStats.declareSplits(splitNames);
   const trl = layout.shape === 'trl';
-  // Issue 7: the schema (for text-action behaviour labels) is known before the first pair.
+  // The schema (for text-action behaviour labels) is known before the first pair.
   let detection: Detection | null = null;
   const rowPlan = (): RowPlan => ({
     continuation: Boolean(layout.continuation),
@@ -219,13 +223,7 @@ export async function runMine(positional: string[], o: MineCliOptions): Promise<
   } catch (e) {
     sink?.abort();
     folder?.abort();
-    if (folderCreated) {
-      try {
-        rmdirSync(plan.folder!.dir); // only if still empty
-      } catch {
-        /* not empty or gone */
-      }
-    }
+    if (folderCreated) removeEmptyFolders(plan.folder!.dir, folderCreated);
     if (e instanceof BrokenPipe) return;
     throw e;
   }
@@ -244,15 +242,17 @@ export async function runMine(positional: string[], o: MineCliOptions): Promise<
     outputs: result,
     splitCounts,
     wrappedArguments: tally.wrapped_arguments,
-    issue7: issue7Stats(summary.detection, o, layout, { groupRows: groupRowCount, sft: sftDedup }),
+    sourceShape: sourceShapeStats(summary.detection, o, layout, { groupRows: groupRowCount, sft: sftDedup }),
   };
+  // A partition holds only some instances: only a whole run compares with the published one.
+  const published = o.partition ? null : comparePublished(summary.counters, { files: inputs, rows: summary.counters.trajectories_read }, usesDefaultOptions(options), recognise);
   if (o.stats) {
-    const run = { partition: o.partition ?? null, badRowsIndexPass: summary.badRowsIndexPass, fingerprint: fingerprintInputs(inputs), train, engineFallback: summary.engineFallback };
+    const run = { partition: o.partition ?? null, badRowsIndexPass: summary.badRowsIndexPass, fingerprint: fingerprintInputs(inputs), train, engineFallback: summary.engineFallback, published };
     writeJsonAtomic(o.stats, statsDocument(summary.counters, options, inputs, run));
   }
   if (o.card) {
     const text = renderCard({
-      argv: ['divergence-mine', ...process.argv.slice(2)],
+      argv: argvForCard(['divergence-mine', ...process.argv.slice(2)], [...positional, ...(o.parquet ?? []), ...(o.jsonl ?? [])]),
       contractVersion: CONTRACT_VERSION,
       counters: summary.counters,
       stats: cardStats,
@@ -263,13 +263,15 @@ export async function runMine(positional: string[], o: MineCliOptions): Promise<
       split: plan.specs.length > 0 ? { by: plan.splitBy, specs: plan.specs } : null,
       generator: `divergence-mine ${VERSION}`,
     });
+    makeParentFolders(o.card);
     const tmp = tempPathFor(o.card);
     trackTemp(tmp);
     writeFileSync(tmp, text);
     commitTemp(tmp, o.card);
   }
   if (!o.quiet) {
-    process.stderr.write(formatCounters(summary.counters));
+    process.stderr.write(formatCounters(summary.counters, published ? PUBLISHED_COUNTERS : undefined));
+    if (published) process.stderr.write(publishedVerdict(published));
     process.stderr.write(fallbackLine(summary.engineFallback));
     if (plan.specs.length > 0) process.stderr.write(splitCountsLine(cardStats, plan.splitBy) + '\n');
     if (result)
@@ -277,14 +279,14 @@ export async function runMine(positional: string[], o: MineCliOptions): Promise<
   }
 }
 
-/** The upstream layout: a run on it without issue-7 options writes exactly the stats it always did. */
+/** The upstream layout: a run on it without source or shape options writes exactly the stats it always did. */
 function isUpstream(d: Detection): boolean {
   const m = d.mapping;
   return d.schema === 'openhands' && m.id === 'trajectory_id' && m.instance === 'instance_id' && m.messages === 'trajectory' && m.resolved === 'resolved';
 }
 
 /** Issue-7 options (in `options`, so merge compares them) and outputs (outside `counters`). */
-function issue7Stats(d: Detection, o: MineCliOptions, layout: OutputLayout, out: { groupRows: number; sft: SftDeduper | null }): TrainRunInfo['issue7'] {
+function sourceShapeStats(d: Detection, o: MineCliOptions, layout: OutputLayout, out: { groupRows: number; sft: SftDeduper | null }): TrainRunInfo['sourceShape'] {
   const m = d.mapping;
   const options: Record<string, unknown> = {
     ...(!isUpstream(d)

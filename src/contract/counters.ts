@@ -52,10 +52,21 @@ export function assertIdentity(c: Counters): void {
 
 const fmt = new Intl.NumberFormat('en-US');
 
-/** Aligned two-column table with thousands separators, one counter per line. */
-export function formatCounters(c: Counters): string {
+/**
+ * Aligned two-column table with thousands separators, one counter per line. With `published` (the
+ * figures of the published run, for a run over its input), a third column shows each published figure
+ * beside the counter, marked when it differs.
+ */
+export function formatCounters(c: Counters, published?: Readonly<Partial<Counters>>): string {
   const width = Math.max(...COUNTER_NAMES.map((n) => n.length));
   const values = COUNTER_NAMES.map((n) => fmt.format(c[n]));
   const vwidth = Math.max(...values.map((v) => v.length));
-  return COUNTER_NAMES.map((n, i) => `${n.padEnd(width)}  ${values[i]!.padStart(vwidth)}`).join('\n') + '\n';
+  const pwidth = Math.max(0, ...COUNTER_NAMES.map((n) => (published?.[n] === undefined ? 0 : fmt.format(published[n]!).length)));
+  const line = (n: CounterName, i: number): string => {
+    const row = `${n.padEnd(width)}  ${values[i]!.padStart(vwidth)}`;
+    const p = published?.[n];
+    if (p === undefined) return row;
+    return `${row}  published ${fmt.format(p).padStart(pwidth)}${p === c[n] ? '' : '  differs'}`;
+  };
+  return COUNTER_NAMES.map(line).join('\n') + '\n';
 }

@@ -474,6 +474,21 @@ function splitSection(input: CardInput): string {
   return out.join('\n');
 }
 
+/**
+ * The command line for a published card: every input path (as given in `inputs`, alone or as
+ * `--opt=PATH`) cut to its file name, since the miner's local folders mean nothing to a reader.
+ */
+export function argvForCard(argv: readonly string[], inputs: readonly string[]): string[] {
+  const given = new Set(inputs);
+  const name = (p: string) => p.replace(/[\\/]+$/, '').split(/[\\/]/).pop() || p;
+  return argv.map((a) => {
+    if (given.has(a)) return name(a);
+    const eq = a.indexOf('=');
+    if (a.startsWith('--') && eq > 0 && given.has(a.slice(eq + 1))) return `${a.slice(0, eq + 1)}${name(a.slice(eq + 1))}`;
+    return a;
+  });
+}
+
 /** The dataset card (markdown with YAML front matter). */
 export function renderCard(input: CardInput): string {
   const stats = input.stats;

@@ -68,18 +68,18 @@ export interface OutputLayout {
   shape: 'published' | 'trl' | 'sft';
   arguments: 'object' | 'string';
   windowed: boolean;
-  /** Issue 7.2: chosen/rejected (sft: completion) are continuations, lists of messages with `loss`. */
+  /** chosen/rejected (sft: completion) are continuations, lists of messages with `loss`. */
   continuation?: boolean;
-  /** Issue 7.3: rows carry chosen_/rejected_behavior_sequence (sft: behavior_sequence). */
+  /** Rows carry chosen_/rejected_behavior_sequence (sft: behavior_sequence). */
   behavior?: boolean;
-  /** Issue 7.3 `--unit groups`: rows carry sample_uid, prefix_groups, group_count, is_full_trajectory. */
+  /** `--unit groups`: rows carry sample_uid, prefix_groups, group_count, is_full_trajectory. */
   groups?: boolean;
 }
 
 type Loose = Record<string, unknown>;
 type LossList = (Parameters<typeof fullLossMessage>[0])[];
 
-/** Issue 7 columns, in the order the rows carry them (after the shape's own columns). */
+/** Columns of the other shapes (continuation, behaviour, groups), in the order the rows carry them (after the shape's own columns). */
 const BEHAVIOR_COLUMNS: ColumnSpec<Loose>[] = [
   { name: 'chosen_behavior_sequence', type: STRING_LIST, value: (r) => r.chosen_behavior_sequence },
   { name: 'rejected_behavior_sequence', type: STRING_LIST, value: (r) => r.rejected_behavior_sequence },
@@ -114,7 +114,7 @@ const CONTINUATION_SIDES: ColumnSpec<Loose>[] = [
   { name: 'rejected', type: LOSS_MESSAGE_LIST, value: (r) => (r.rejected as LossList).map(fullLossMessage) },
 ];
 
-/** True when the layout adds nothing of issue 7 (the default output stays exactly the contract's). */
+/** True when the layout adds no column to the contract's row (the default output stays exactly the contract's). */
 export function plainLayout(layout: OutputLayout): boolean {
   return layout.shape !== 'sft' && !layout.continuation && !layout.behavior && !layout.groups;
 }

@@ -66,7 +66,8 @@ export function ownedFiles(dir: string, splits: readonly string[], ext: string):
  * no file this run would write, unless --force (then those files are replaced and stale shards of
  * an earlier run with another shard count are removed at the end).
  */
-export function prepareFolder(spec: FolderSpec): { created: boolean } {
+/** `created`: the first folder this made (the output folder or one of its parents), to remove on failure. */
+export function prepareFolder(spec: FolderSpec): { created: string | null } {
   let st;
   try {
     st = statSync(spec.dir);
@@ -76,12 +77,13 @@ export function prepareFolder(spec: FolderSpec): { created: boolean } {
   if (st && !st.isDirectory())
     throw new UserError(`${spec.dir}: with --split or --shards, --out names a folder; this is a file`, ExitCode.output);
   if (!st) {
+    let created: string | undefined;
     try {
-      mkdirSync(spec.dir);
+      created = mkdirSync(spec.dir, { recursive: true });
     } catch (e) {
       throw new UserError(`${spec.dir}: cannot create the output folder (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, ExitCode.output);
     }
-    return { created: true };
+    return { created: created ?? null };
   }
   const existing = ownedFiles(spec.dir, spec.splits, spec.format);
   if (existing.length > 0 && !spec.force)
@@ -89,7 +91,7 @@ export function prepareFolder(spec: FolderSpec): { created: boolean } {
       `${spec.dir}: already holds ${existing.slice(0, 3).join(', ')}${existing.length > 3 ? ', ...' : ''} (use --force to overwrite)`,
       ExitCode.output,
     );
-  return { created: false };
+  return { created: null };
 }
 
 interface SplitTarget {

@@ -13,7 +13,7 @@ export const HASH_BYTES = 16;
 /** UTF-16 units hashed per update for long key pieces. */
 const HASH_SLICE = 1 << 20;
 
-/** Issue 7: `text-actions` signs text-only assistant replies by their last fenced bash block (sources/text-actions.ts). */
+/** `text-actions` signs text-only assistant replies by their last fenced bash block (sources/text-actions.ts). */
 export type SignatureScheme = 'contract' | 'text-actions';
 
 export function roleCode(role: string): number {

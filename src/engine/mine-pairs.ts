@@ -46,11 +46,11 @@ export interface MineRequest {
   /** Only instances of this partition (see partition.ts); every other rule unchanged. */
   partition?: Partition | null;
   progress?: ProgressSink;
-  /** Issue 7: --schema and the column options (sources/schema.ts); without them the layout is detected. */
+  /** --schema and the column options (sources/schema.ts); without them the layout is detected. */
   overrides?: SchemaOverrides;
   /** Called once the schema is known, before the index pass (the CLI prints it). */
   onSchema?: (d: Detection) => void;
-  /** Issue 7.2: `trajectory` also reads each side from the divergence to its end (shapes/continuation.ts). */
+  /** `trajectory` also reads each side from the divergence to its end (shapes/continuation.ts). */
   continuation?: 'action' | 'trajectory';
   /**
    * Fast path for the contract's own JSONL rows: when set (and continuation is 'action'), the workers
@@ -77,7 +77,7 @@ export interface MineSummary {
   /** Rows refused in the index pass (row level, the same in every partition); the rest of bad_rows are extracted trajectories. */
   badRowsIndexPass: number;
   warnings: string[];
-  /** The schema and columns of the first input (issue 7). */
+  /** The schema and columns of the first input. */
   detection: Detection;
   /** --engine js: row groups read through parquet-wasm instead. */
   engineFallback?: EngineFallback;
@@ -258,7 +258,7 @@ async function readMetadata({ req, pool, engine }: Run): Promise<(MetaResult | n
 }
 
 /**
- * Stage 2: the schema (issue 7), detected on the first input (its first row as the sample), once per
+ * Stage 2: the schema, detected on the first input (its first row as the sample), once per
  * run; every other input must hold the same columns (tools and repo may differ per input).
  */
 async function detectLayout({ req, pool, spillDir }: Run, rawMetas: (MetaResult | null)[]): Promise<Layout> {

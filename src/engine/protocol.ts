@@ -14,9 +14,9 @@ export type Engine = 'js' | 'wasm' | 'duckdb';
 
 export type Task =
   | { kind: 'meta'; path: string; engine: Engine; bytes: number }
-  /** Issue 7: the first value of each of `columns` in row group 0 (the sample row of schema detection). */
+  /** Schema detection: the first value of each of `columns` in row group 0 (the sample row of schema detection). */
   | { kind: 'sample'; path: string; columns: string[] }
-  /** Issue 7: the first non-empty line of a JSONL input, parsed. */
+  /** Schema detection: the first non-empty line of a JSONL input, parsed. */
   | { kind: 'sample-jsonl'; path: string }
   /** `hasRepo` (= mapping.repo !== null) only names the columns in pool.ts error messages. */
   | { kind: 'index'; path: string; rowGroup: number; hasRepo: boolean; mapping: ColumnMapping; engine: Engine; rowOffset: number; rows: number }

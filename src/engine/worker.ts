@@ -177,7 +177,7 @@ function schemeOf(schema: SchemaName): SignatureScheme {
 }
 
 /**
- * The contract's own layout: values are read exactly as before issue 7 (a string trajectory is a
+ * The contract's own layout: values are read exactly as the contract types them, whatever other sources allow (a string trajectory is a
  * bad value, tools are passed through), so its output cannot change.
  */
 function contractLayout(mapping: ColumnMapping, schema: SchemaName): boolean {

@@ -2,7 +2,7 @@
 // failed or interrupted run never leaves a half-written file. Signal handlers remove what is pending.
 // A process killed outright (SIGKILL, OOM killer) cannot clean up: its temporary outputs and spill
 // folders carry its pid, and the next run on the same folder removes those whose process is gone.
-import { existsSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { ExitCode, UserError } from '../errors.js';
@@ -27,14 +27,19 @@ export function removeAllTemp(): void {
   for (const p of [...pending]) removeTemp(p);
 }
 
-/** Check an output path before any work starts: its folder exists, and it does not unless --force. */
-export function checkOutputPath(path: string, force: boolean, what = 'output'): void {
+/**
+ * Check an output path before any work starts: its folder exists (or, with `createParents`, can be
+ * made under an existing folder), and it does not unless --force.
+ */
+export function checkOutputPath(path: string, force: boolean, what = 'output', opts: { createParents?: boolean } = {}): void {
   const dir = dirname(path);
   let st;
   try {
     st = statSync(dir);
   } catch {
-    throw new UserError(`${path}: ${what} folder ${dir} does not exist`, ExitCode.output);
+    if (!opts.createParents) throw new UserError(`${path}: ${what} folder ${dir} does not exist`, ExitCode.output);
+    checkCreatable(path, dir);
+    return;
   }
   if (!st.isDirectory()) throw new UserError(`${path}: ${dir} is not a folder`, ExitCode.output);
   if (existsSync(path)) {
@@ -88,6 +93,45 @@ export function sweepDeadTemps(dir: string, pattern: RegExp = TEMP_OUTPUT): stri
     }
   }
   return removed;
+}
+
+/** A missing folder can be made when its nearest existing ancestor is a folder (not a file). */
+function checkCreatable(path: string, dir: string): void {
+  for (let d = dirname(dir); ; d = dirname(d)) {
+    let st;
+    try {
+      st = statSync(d);
+    } catch {
+      if (dirname(d) === d) return;
+      continue;
+    }
+    if (!st.isDirectory()) throw new UserError(`${path}: ${d} is not a folder`, ExitCode.output);
+    return;
+  }
+}
+
+/**
+ * Make the folder of `path` and its missing parents. Called only when the file is about to be
+ * written, so a run that fails earlier leaves no folder behind. Returns the first folder made, if any.
+ */
+export function makeParentFolders(path: string): string | undefined {
+  try {
+    return mkdirSync(dirname(path), { recursive: true });
+  } catch (e) {
+    throw new UserError(`${path}: cannot create the folder ${dirname(path)} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, ExitCode.output);
+  }
+}
+
+/** Remove `leaf` and its parents up to and including `top`, each only while it is empty. */
+export function removeEmptyFolders(leaf: string, top: string): void {
+  for (let d = leaf; ; d = dirname(d)) {
+    try {
+      rmdirSync(d);
+    } catch {
+      return; // not empty, or gone
+    }
+    if (d === top || dirname(d) === d) return;
+  }
 }
 
 export function tempPathFor(path: string): string {

@@ -39,9 +39,9 @@ export const STRING = new Utf8();
 export const INT64 = new Int64();
 export const DOUBLE = new Float64();
 export const BOOL = new Bool();
-/** Issue 7: behaviour sequences. */
+/** Behaviour sequences. */
 export const STRING_LIST = new List(new Field('item', new Utf8(), true));
-/** Issue 7.2: a continuation message, the five message fields plus `loss` (supervised or context). */
+/** A continuation message, the five message fields plus `loss` (supervised or context). */
 export const LOSS_MESSAGE_STRUCT = new Struct([...MESSAGE_STRUCT.children, new Field('loss', new Bool(), true)]);
 export const LOSS_MESSAGE_LIST = new List(new Field('item', LOSS_MESSAGE_STRUCT, true));
 

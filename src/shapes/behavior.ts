@@ -1,4 +1,4 @@
-// Issue 7.3: behaviour groups. Every assistant turn gets one label from its action.
+// Behaviour groups. Every assistant turn gets one label from its action.
 //
 // Step 1, the KIND of one assistant turn (a turn with several tool calls takes the highest kind of
 // its calls, in the order finalize > modify > create > test > inspect > reason):

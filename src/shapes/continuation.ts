@@ -1,4 +1,4 @@
-// Issue 7.2 and 7.3: multi-turn continuations with loss flags, and `--unit groups`.
+// Multi-turn continuations with loss flags, and `--unit groups`.
 //
 // TURNS. A turn is one assistant message and every non-assistant message after it up to the next
 // assistant message (its tool results, and any harness text such as "Please continue" or a

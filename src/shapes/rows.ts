@@ -1,4 +1,4 @@
-// Issue 7: the preference rows of one mined pair, for `--continuation`, `--unit groups` and
+// The preference rows of one mined pair, for `--continuation`, `--unit groups` and
 // `--behavior`. The pair itself (every counter, the exact-duplicate key) is the contract's
 // action-level row; this only decides what each emitted row carries.
 //

@@ -1,4 +1,4 @@
-// Issue 7.4: `--shape sft`, prompt/completion rows for rejection-sampling fine-tuning, from the
+// `--shape sft`, prompt/completion rows for rejection-sampling fine-tuning, from the
 // resolved side of the mined pairs only.
 //
 // Row (TRL's conversational prompt-completion form, plus provenance):

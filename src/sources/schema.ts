@@ -1,9 +1,9 @@
-// Issue 7.1: trajectory sources. Which columns hold the id / instance / messages / label, and which
+// Trajectory sources. Which columns hold the id / instance / messages / label, and which
 // action-signature scheme applies, detected from the column names (and one sample row when there is
 // one) or given with --schema and the column options.
 //
 // Known sources. Evidence for the column names:
-//   nebius: /work/shared/data/README.md (the upstream parquet's columns).
+//   nebius: fixtures/README.md (the upstream parquet's columns).
 //   Open-SWE-Traces: the Hugging Face dataset viewer of nvidia/Open-SWE-Traces
 //     (https://huggingface.co/datasets/nvidia/open-swe-traces): instance_id, repo, license, language,
 //     trajectory_id (36-char UUID), messages (list), tools (list of 4 JSON strings), resolved (int32,

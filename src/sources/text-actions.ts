@@ -1,4 +1,4 @@
-// Issue 7: the `text-actions` source (SWE-agent / mini-swe-agent runs), whose action is a fenced
+// The `text-actions` source (SWE-agent / mini-swe-agent runs), whose action is a fenced
 // shell block inside the assistant text instead of a tool call.
 //
 // Action signature of an assistant message under `--schema text-actions`:

@@ -1,6 +1,7 @@
-// A small Myers diff (O(ND)) over arbitrary token sequences, plus the two-level diff the viewers
-// use for a pair's actions: lines first (to align the two sides), then tokens inside each changed
-// block (to highlight what differs). Pure functions, no dependencies.
+// The two-level diff the viewers use for a pair's actions: lines first (to align the two sides),
+// then tokens inside each changed block (to highlight what differs). The edit scripts come from
+// jsdiff (`diff`, Myers O(ND)); what is ours is the trimming, the give-up limit and the highlighting.
+import { diffArrays } from 'diff';
 
 export type EditOp = 'eq' | 'del' | 'ins';
 
@@ -30,7 +31,7 @@ function push(out: Edit[], op: EditOp, a0: number, a1: number, b0: number, b1: n
 }
 
 /**
- * Shortest edit script from `a` to `b` (Myers 1986), with common prefix/suffix trimmed first.
+ * Shortest edit script from `a` to `b` (Myers 1986, through jsdiff), with common prefix/suffix trimmed first.
  * When more than `maxEdits` insertions+deletions would be needed, the middle is reported as one
  * deletion followed by one insertion (still correct, just not minimal).
  * Runs come out in order; a replacement is a `del` followed by an `ins`.
@@ -69,7 +70,7 @@ export function diffSequences<T>(
   return out;
 }
 
-/** Myers over a[off..off+N) and b[off..off+M); null when the script needs more than maxD edits. */
+/** The middle a[off..off+N) vs b[off..off+M) by jsdiff's Myers; null when it needs more than maxD edits. */
 function myers<T>(
   a: ArrayLike<T>,
   b: ArrayLike<T>,
@@ -79,73 +80,29 @@ function myers<T>(
   maxD: number,
   equal: (x: T, y: T) => boolean,
 ): Edit[] | null {
-  const max = N + M;
-  const limit = Math.min(max, maxD);
-  const offset = limit + 1;
-  const v = new Int32Array(2 * limit + 3);
-  v[offset + 1] = 0;
-  // trace[d] holds v[-d-1 .. d+1] as it was before step d (what backtracking at step d reads).
-  const trace: Int32Array[] = [];
-  let found = -1;
-  for (let d = 0; d <= limit; d++) {
-    trace.push(v.slice(offset - d - 1, offset + d + 2));
-    for (let k = -d; k <= d; k += 2) {
-      let x: number;
-      if (k === -d || (k !== d && (v[offset + k - 1] as number) < (v[offset + k + 1] as number))) {
-        x = v[offset + k + 1] as number;
-      } else {
-        x = (v[offset + k - 1] as number) + 1;
-      }
-      let y = x - k;
-      while (x < N && y < M && equal(a[off + x] as T, b[off + y] as T)) {
-        x++;
-        y++;
-      }
-      v[offset + k] = x;
-      if (x >= N && y >= M) {
-        found = d;
-        break;
-      }
+  const sa = Array.from({ length: N }, (_, i) => a[off + i] as T);
+  const sb = Array.from({ length: M }, (_, i) => b[off + i] as T);
+  const changes = diffArrays(sa, sb, { comparator: equal, maxEditLength: maxD });
+  if (!changes) return null;
+  const edits: Edit[] = [];
+  let x = off;
+  let y = off;
+  for (const c of changes) {
+    const n = c.count;
+    if (c.added) {
+      push(edits, 'ins', x, x, y, y + n);
+      y += n;
+    } else if (c.removed) {
+      push(edits, 'del', x, x + n, y, y);
+      x += n;
+    } else {
+      push(edits, 'eq', x, x + n, y, y + n);
+      x += n;
+      y += n;
     }
-    if (found >= 0) break;
   }
-  if (found < 0) return null;
-
-  // Backtrack from (N, M) to (0, 0), collecting runs in reverse.
-  const rev: Edit[] = [];
-  let x = N;
-  let y = M;
-  for (let d = found; d >= 0; d--) {
-    const vd = trace[d] as Int32Array;
-    const at = (k: number): number => vd[k + d + 1] as number;
-    const k = x - y;
-    let prevK: number;
-    if (k === -d || (k !== d && at(k - 1) < at(k + 1))) prevK = k + 1;
-    else prevK = k - 1;
-    const prevX = at(prevK);
-    const prevY = prevX - prevK;
-    // Diagonal (equal) run from the end of the previous step's move to (x, y).
-    const startX = d === 0 ? 0 : prevX + (prevK === k + 1 ? 0 : 1);
-    const startY = d === 0 ? 0 : prevY + (prevK === k + 1 ? 1 : 0);
-    if (x > startX) rev.push({ op: 'eq', a0: off + startX, a1: off + x, b0: off + startY, b1: off + y });
-    if (d > 0) {
-      if (prevK === k + 1) {
-        // insertion of b[prevY]
-        rev.push({ op: 'ins', a0: off + prevX, a1: off + prevX, b0: off + prevY, b1: off + prevY + 1 });
-      } else {
-        rev.push({ op: 'del', a0: off + prevX, a1: off + prevX + 1, b0: off + prevY, b1: off + prevY });
-      }
-    }
-    x = prevX;
-    y = prevY;
-  }
-  // Merge, then order each replacement as del-then-ins.
-  const merged: Edit[] = [];
-  for (let i = rev.length - 1; i >= 0; i--) {
-    const e = rev[i] as Edit;
-    push(merged, e.op, e.a0, e.a1, e.b0, e.b1);
-  }
-  return normaliseChanges(merged);
+  // jsdiff may list an insertion before the deletion it pairs with: order each replacement as del-then-ins.
+  return normaliseChanges(edits);
 }
 
 /** Within each maximal run of non-eq edits, put all deletions first, then all insertions. */

@@ -1,6 +1,7 @@
 // Terminal rendering of one pair for `divergence-mine show`: a header, the last prompt messages in
 // compact form, then chosen and rejected side by side (stacked when narrow) with the differing parts
-// highlighted. Pure: returns a string; colour is ANSI SGR only when asked for.
+// highlighted. Pure: returns a string; colour (node:util styleText) only when asked for.
+import { styleText } from 'node:util';
 import type { PairRow } from '../types.js';
 import { diffTexts, type Range, type TextDiff } from './diff.js';
 import { compactMessage, formatAction } from './format.js';
@@ -42,23 +43,26 @@ const WRAP_MAX = 12;
 
 type Side = 'a' | 'b';
 
+// Formats of node:util styleText (Node 20.12+), which writes the SGR codes for us.
+type Format = Parameters<typeof styleText>[0];
 const SGR = {
-  bold: '1',
-  dim: '2',
-  red: '31',
-  green: '32',
-  yellow: '33',
-  magenta: '35',
-  cyan: '36',
-  hlA: '30;42',
-  hlB: '30;41',
-} as const;
+  bold: 'bold',
+  dim: 'dim',
+  red: 'red',
+  green: 'green',
+  yellow: 'yellow',
+  magenta: 'magenta',
+  cyan: 'cyan',
+  hlA: ['black', 'bgGreen'],
+  hlB: ['black', 'bgRed'],
+} as const satisfies Record<string, Format>;
 
 class Painter {
   constructor(readonly color: boolean) {}
-  paint(text: string, ...codes: string[]): string {
-    if (!this.color || codes.length === 0 || text === '') return text;
-    return `\x1b[${codes.join(';')}m${text}\x1b[0m`;
+  paint(text: string, ...formats: Format[]): string {
+    if (!this.color || formats.length === 0 || text === '') return text;
+    // Whether to colour (a TTY, NO_COLOR, --color) is decided by the caller: never let styleText check stdout.
+    return styleText(formats.flat() as Format, text, { validateStream: false });
   }
 }
 
@@ -333,7 +337,7 @@ function header(pair: PairRow, index: number, p: Painter, width: number): string
   ];
 }
 
-const ROLE_COLOUR: Record<string, string> = { system: SGR.dim, user: SGR.magenta, assistant: SGR.cyan, tool: SGR.yellow };
+const ROLE_COLOUR: Record<string, Format> = { system: SGR.dim, user: SGR.magenta, assistant: SGR.cyan, tool: SGR.yellow };
 
 function promptSection(pair: PairRow, opts: ShowOptions, p: Painter): string[] {
   const total = pair.prompt.length;

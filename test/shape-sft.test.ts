@@ -1,4 +1,4 @@
-// Issue 7.4: `--shape sft` rows from the resolved side, deduplicated (src/shapes/sft.ts).
+// `--shape sft` rows from the resolved side, deduplicated (src/shapes/sft.ts).
 //
 // The mined pairs come from fixtures/sources/open-swe-traces.jsonl, derived from three real rows of
 // nebius/SWE-rebench-openhands-trajectories, CC-BY-4.0 © Nebius (Trofimova et al., "OpenHands

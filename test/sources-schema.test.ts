@@ -1,4 +1,4 @@
-// Issue 7.1: source detection and column mapping (src/sources/schema.ts).
+// Source detection and column mapping (src/sources/schema.ts).
 //
 // The fixture rows in fixtures/sources/ are derived from three real rows of
 // nebius/SWE-rebench-openhands-trajectories, CC-BY-4.0 © Nebius (Trofimova et al., "OpenHands

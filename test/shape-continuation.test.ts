@@ -1,4 +1,4 @@
-// Issue 7.2 / 7.3: trajectory continuations with loss flags, and `--unit groups`
+// Trajectory continuations with loss flags, and `--unit groups`
 // (src/shapes/continuation.ts).
 //
 // The real-trajectory cases use fixtures/sources/open-swe-traces.jsonl, derived from three real

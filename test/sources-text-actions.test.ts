@@ -1,4 +1,4 @@
-// Issue 7.1 (text actions): the action signature of SWE-agent / mini-swe-agent style messages,
+// Text actions: the action signature of SWE-agent / mini-swe-agent style messages,
 // whose action is the last fenced bash block of the assistant text (src/sources/text-actions.ts).
 //
 // The fixture rows in fixtures/sources/text-actions.jsonl are derived from three real rows of

@@ -1,12 +1,12 @@
-// Issue 7.3: behaviour labels of assistant turns (src/shapes/behavior.ts).
+// Behaviour labels of assistant turns (src/shapes/behavior.ts).
 //
 // The hand-labelled turns below are real turns of the three rows of
 // nebius/SWE-rebench-openhands-trajectories kept in fixtures/sources/nebius-assistant-turns.json (every
 // assistant message with its message index, long texts cut; built from
-// /work/shared/data/nebius-openhands-sample.json by fixtures/sources/build.mjs), CC-BY-4.0 © Nebius
+// fixtures/nebius-openhands-sample.json by fixtures/sources/build.mjs), CC-BY-4.0 © Nebius
 // (Trofimova et al., "OpenHands Trajectories with Qwen3-Coder-480B-A35B-Instruct", Nebius blog, 2025).
 // The other fixtures in fixtures/sources/ are derived from the same rows.
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
   behaviorSequence,
@@ -20,7 +20,7 @@ import {
   type TurnKind,
 } from '../src/shapes/behavior.js';
 
-const SAMPLE = '/work/shared/data/nebius-openhands-sample.json';
+const SAMPLE = new URL('../fixtures/nebius-openhands-sample.json', import.meta.url);
 const F = '```';
 
 type Turn = { index: number; content: string | null; tool_calls: unknown };
@@ -93,7 +93,7 @@ describe('hand-labelled real turns (CC-BY-4.0 © Nebius)', () => {
     expect(fixture.license).toMatch(/^CC-BY-4\.0, © Nebius/);
   });
 
-  it.skipIf(!existsSync(SAMPLE))('labels from the full sample rows (with tool results) are the same', () => {
+  it('labels from the full sample rows (with tool results) are the same', () => {
     const full = JSON.parse(readFileSync(SAMPLE, 'utf8')) as { instance_id: string; trajectory: TurnInput[] }[];
     for (const r of rows) expect(labelTurns(full.find((x) => x.instance_id === r.instance_id)!.trajectory)).toEqual(labelTurns(assistants(r)));
   });
