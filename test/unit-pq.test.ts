@@ -14,7 +14,7 @@ import { listLevels, merge, shapeLeaf } from '../src/read/pq/assemble.js';
 import { bitWidth, decodeHybrid } from '../src/read/pq/column.js';
 import type { LogicalNode } from '../src/read/pq/meta.js';
 import { fileMeta, readRowGroup, Unsupported } from '../src/read/pq/reader.js';
-import { ParquetFormatError, ThriftReader } from '../src/read/pq/thrift.js';
+import { ParquetFormatError, ThriftEndError, ThriftReader } from '../src/read/pq/thrift.js';
 import { UserError } from '../src/errors.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -30,7 +30,8 @@ describe('decodeHybrid (RLE / bit-packed levels and indices)', () => {
     { name: 'bit-packed group cut at count', bytes: [0x03, 0x88, 0xc6, 0xfa], width: 3, count: 5, want: [0, 1, 2, 3, 4] },
     { name: 'RLE then bit-packed', bytes: [0x06, 0x02, 0x03, 0x88, 0xc6, 0xfa], width: 3, count: 6, want: [2, 2, 2, 0, 1, 2] },
     { name: 'two-byte RLE value', bytes: [0x04, 0x34, 0x12], width: 13, count: 2, want: [0x1234, 0x1234] },
-    { name: 'run longer than needed', bytes: [0x64, 0x03], width: 2, count: 3, want: [3, 3, 3] },
+    // DuckDB pads its last bit-packed run past the count: the bytes are there, so it is accepted.
+    { name: 'bit-packed run longer than needed', bytes: [0x05, 0x88, 0xc6, 0xfa, 0, 0, 0], width: 3, count: 3, want: [0, 1, 2] },
   ])('$name', ({ bytes, width, count, want }) => {
     const out = new Uint32Array(count);
     decodeHybrid(Uint8Array.from(bytes), width, count, out);
@@ -42,8 +43,22 @@ describe('decodeHybrid (RLE / bit-packed levels and indices)', () => {
     { name: 'a bit-packed group past the end', bytes: [0x03, 0x88], width: 3, count: 8 },
     { name: 'an RLE value past the end', bytes: [0x04], width: 8, count: 2 },
     { name: 'a width above 32', bytes: [0x02, 0, 0, 0, 0, 0], width: 33, count: 1 },
+    { name: 'an RLE run longer than the values left', bytes: [0x64, 0x03], width: 2, count: 3 },
+    // Width 0 costs no value bytes: 2^31 values claimed in five bytes, refused before any is written.
+    { name: 'a width-0 RLE run claiming 2^31 values', bytes: [0x80, 0x80, 0x80, 0x80, 0x10], width: 0, count: 10 },
+    { name: 'an empty RLE run (it would loop without progress)', bytes: [0x00, 0x00, 0x02, 0x01], width: 1, count: 1 },
+    { name: 'an empty bit-packed run', bytes: [0x01, 0x02, 0x01], width: 1, count: 1 },
+    { name: 'a run header longer than 5 bytes', bytes: [0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01], width: 1, count: 1 },
   ])('rejects $name', ({ bytes, width, count }) => {
     expect(() => decodeHybrid(Uint8Array.from(bytes), width, count, new Uint32Array(count))).toThrow(ParquetFormatError);
+  });
+
+  it.each([
+    { name: 'bytes after the last run', bytes: [0x08, 0x01, 0x00], width: 1, count: 4 },
+    // Two values of width 3 fit in the one byte there, but a group of 8 takes 3.
+    { name: 'a bit-packed group cut short', bytes: [0x03, 0x88], width: 3, count: 2 },
+  ])('with exact, rejects $name', ({ bytes, width, count }) => {
+    expect(() => decodeHybrid(Uint8Array.from(bytes), width, count, new Uint32Array(count), true)).toThrow(ParquetFormatError);
   });
 
   it.each([
@@ -75,12 +90,25 @@ describe('ThriftReader (compact protocol)', () => {
   });
 
   it.each([
-    { name: 'a struct cut short', bytes: [0x15], err: RangeError },
-    { name: 'a binary longer than the bytes', bytes: [0x18, 0x09, 0x61], err: RangeError },
+    { name: 'a struct cut short', bytes: [0x15], err: ThriftEndError },
+    { name: 'a binary longer than the bytes', bytes: [0x18, 0x09, 0x61], err: ThriftEndError },
     { name: 'an unknown field type', bytes: [0x1d, 0x00], err: ParquetFormatError },
     { name: 'a list count larger than its bytes', bytes: [0x19, 0xf5, 0xff, 0xff, 0x03], err: ParquetFormatError },
+    // 2^30 elements claimed: refused before the first is read.
+    { name: 'a list claiming 2^30 i32 elements', bytes: [0x19, 0xf5, 0x80, 0x80, 0x80, 0x80, 0x04, 0x00], err: ThriftEndError },
+    { name: 'a list claiming 2^30 bools (a byte each inside a list)', bytes: [0x19, 0xf1, 0x80, 0x80, 0x80, 0x80, 0x04, 0x00], err: ThriftEndError },
+    { name: 'a map claiming 2^30 entries of bools', bytes: [0x1b, 0x80, 0x80, 0x80, 0x80, 0x04, 0x11, 0x00], err: ThriftEndError },
+    { name: 'a list of an unknown element type', bytes: [0x19, 0x1d, 0x00, 0x00], err: ParquetFormatError },
+    { name: 'structs nested 100 deep', bytes: [...Array(100).fill(0x1c), ...Array(101).fill(0x00)], err: ParquetFormatError },
+    { name: 'lists nested 100 deep', bytes: [0x19, ...Array(100).fill(0x19), 0x00], err: ParquetFormatError },
+    { name: 'a varint longer than 10 bytes', bytes: [0x15, ...Array(11).fill(0xff), 0x00], err: ParquetFormatError },
   ])('rejects $name', ({ bytes, err }) => {
     expect(() => new ThriftReader(Uint8Array.from(bytes)).struct()).toThrow(err);
+  });
+
+  it('reads an empty map without a type byte, and bools inside a map a byte each', () => {
+    expect(new ThriftReader(Uint8Array.from([0x1b, 0x00, 0x00])).struct()[1]).toEqual(new Map());
+    expect(new ThriftReader(Uint8Array.from([0x1b, 0x01, 0x11, 0x01, 0x02, 0x00])).struct()[1]).toEqual(new Map([[true, false]]));
   });
 });
 
