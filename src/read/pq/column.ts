@@ -1,6 +1,7 @@
 // One column chunk, page by page: levels and values of the wanted rows only. Pages are decompressed
 // through a small sliding window (inflate.ts), so memory holds the wanted rows' values plus one
 // compressed page, never a whole decompressed page or column chunk.
+import { isUtf8 } from 'node:buffer';
 import { readSync } from 'node:fs';
 import { Unsupported, type ChunkMeta, type LeafColumn } from './meta.js';
 import { inflater, type Inflater } from './inflate.js';
@@ -260,6 +261,15 @@ export function deltaBinaryPacked(w: Window, count: number, bits: 32 | 64): numb
   return out;
 }
 
+/**
+ * A UTF8 value as a string. Invalid bytes are corrupt (parquet-rs and DuckDB refuse them), never
+ * replaced with U+FFFD: that would change the value silently.
+ */
+function utf8(b: Buffer, start: number, end: number): string {
+  if (!isUtf8(b.subarray(start, end))) throw new ParquetFormatError('a string that is not UTF-8');
+  return b.toString('utf8', start, end);
+}
+
 /** Fixed-width plain values: byte size and reader. */
 const FIXED: Record<'int32' | 'int64' | 'float' | 'double', [number, (b: Buffer, p: number) => number]> = {
   int32: [4, (b, p) => b.readInt32LE(p)],
@@ -282,7 +292,7 @@ function plainReader(leaf: LeafColumn): PlainReader {
           return undefined;
         }
         w.need(len, 'a string');
-        const s = w.buf.toString('utf8', w.pos, w.pos + len);
+        const s = utf8(w.buf, w.pos, w.pos + len);
         w.advance(len);
         return s;
       };
@@ -598,10 +608,10 @@ export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: Lea
             w.need(len, 'a string suffix');
             previous = Buffer.concat([previous.subarray(0, pre), w.buf.subarray(w.pos, w.pos + len)]);
             w.advance(len);
-            if (keep) v = previous.toString('utf8');
+            if (keep) v = utf8(previous, 0, previous.length);
           } else if (keep) {
             w.need(len, 'a string');
-            v = w.buf.toString('utf8', w.pos, w.pos + len);
+            v = utf8(w.buf, w.pos, w.pos + len);
             w.advance(len);
           } else w.skip(len);
           nextIndex++;

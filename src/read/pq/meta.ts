@@ -90,8 +90,10 @@ function rawTree(elements: ThriftStruct[]): RawElement {
     if (depth > 64) throw new ParquetFormatError('schema nested too deeply');
     const e = elements[i++];
     if (!e) throw new ParquetFormatError('schema ends early');
+    const name = str(e, 4);
+    if (name === undefined) throw new ParquetFormatError('a schema element without a name');
     const el: RawElement = {
-      name: str(e, 4) ?? '',
+      name,
       type: optNum(e, 1),
       repetition: optNum(e, 3) ?? REQUIRED,
       numChildren: e[5] === undefined ? 0 : count(e, 5, 'num_children', elements.length),
@@ -202,12 +204,15 @@ export function parseFileMeta(fm: ThriftStruct, size: number): FileMeta {
       if (str(cc, 1) !== undefined) throw new Unsupported('column chunks in another file');
       const md = struct(cc, 3);
       if (!md) throw new ParquetFormatError(`row group ${g}: column chunk without metadata`);
+      count(cc, 2, 'file_offset'); // required, if unused: parquet-rs refuses a chunk without it
+      const leaf = leaves[c];
+      // The chunk's values are decoded as the schema's type: a chunk of another type is not that column.
+      if (leaf && num(md, 1, 'column type') !== leaf.physical) throw new ParquetFormatError(`row group ${g}, column ${leaf.path.join('.')}: chunk of type ${num(md, 1, 'column type')}, schema type ${leaf.physical}`);
       const data = count(md, 9, 'data_page_offset');
       const dict = optNum(md, 11);
       const start = dict !== undefined && dict > 0 && dict < data ? dict : data;
       const numValues = count(md, 5, 'num_values');
       // Every row has at least one level entry in every leaf, and exactly one in a leaf outside lists.
-      const leaf = leaves[c];
       if (leaf && (leaf.maxRep === 0 ? numValues !== numRows : numValues < numRows)) {
         throw new ParquetFormatError(`row group ${g}, column ${leaf.path.join('.')}: ${numValues} values for ${numRows} rows`);
       }
