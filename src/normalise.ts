@@ -72,6 +72,29 @@ function asCallList(v: unknown): unknown[] | null {
   return v.length === 0 ? null : v;
 }
 
+/**
+ * Arguments nested deeper than this count as not parsing (as Python's json, at its recursion limit,
+ * refuses them): the stable stringify of the signature recurses once per level and would overflow.
+ */
+const MAX_ARGUMENT_DEPTH = 1000;
+
+/** Whether `s` opens more than `max` brackets at once outside strings (no parse: a scan of its bytes). */
+function nestedDeeper(s: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: skip the escaped character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
+}
+
 export function normaliseToolCall(v: unknown, tally: NormaliseTally): ToolCall {
   if (v == null || typeof v !== 'object') throw new BadValue('a tool call must be an object');
   const c = v as Record<string, unknown>;
@@ -84,6 +107,7 @@ export function normaliseToolCall(v: unknown, tally: NormaliseTally): ToolCall {
   };
   if (typeof f.arguments === 'string') {
     try {
+      if (nestedDeeper(f.arguments, MAX_ARGUMENT_DEPTH)) throw new SyntaxError('nested too deeply');
       call.function.arguments = JSON.parse(f.arguments);
     } catch {
       call.function.arguments = f.arguments;
