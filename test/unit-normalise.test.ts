@@ -187,6 +187,18 @@ describe('normaliseToolCall (contract section 2)', () => {
       malformed: 1,
     },
     {
+      name: 'arguments nested 1001 deep count as not parsing: raw kept, counted',
+      input: { id: 'c5', type: 'function', function: { name: 'x', arguments: '['.repeat(1001) + ']'.repeat(1001) } },
+      expected: { id: 'c5', type: 'function', function: { name: 'x', arguments: '['.repeat(1001) + ']'.repeat(1001) }, malformed: true },
+      malformed: 1,
+    },
+    {
+      name: 'arguments nested 1000 deep parse; brackets inside strings do not count',
+      input: { id: 'c6', type: 'function', function: { name: 'x', arguments: '{"a":"[[[[\\"[[[[",' + '"b":' + '['.repeat(999) + ']'.repeat(999) + '}' } },
+      expected: { id: 'c6', type: 'function', function: { name: 'x', arguments: JSON.parse('{"a":"[[[[\\"[[[[",' + '"b":' + '['.repeat(999) + ']'.repeat(999) + '}') } },
+      malformed: 0,
+    },
+    {
       name: 'arguments already an object (JSONL export) are kept as they are',
       input: { id: 'c3', type: 'function', function: { name: 'execute_bash', arguments: { command: 'pwd' } } },
       expected: { id: 'c3', type: 'function', function: { name: 'execute_bash', arguments: { command: 'pwd' } } },
