@@ -170,7 +170,8 @@ export function decodeHybrid(bytes: Uint8Array, width: number, count: number, ou
       let v = 0;
       for (let b = 0; b < valueBytes; b++) v += bytes[p + b]! * 2 ** (8 * b);
       p += valueBytes;
-      v = (v & mask) >>> 0;
+      // The bits above the width must be zero: masking them off would turn a corrupt level or index into a valid one.
+      if (v > mask) throw new ParquetFormatError(`an RLE value ${v} wider than its ${width} bits`);
       const n = Math.min(run, count - k);
       out.fill(v, k, k + n);
       k += n;
