@@ -471,14 +471,14 @@ function dictPage(vals: string[]): number[] {
   return [...thrift([[1, { i32: 2 }], [2, { i32: body.length }], [3, { i32: body.length }], [7, { struct: [[1, { i32: vals.length }], [2, { i32: 0 }]] }]]), ...body];
 }
 
-function hostileFile(name: string, chunk: number[], numRows: number, numValues: number, footerLength?: (real: number) => number, dictAt?: number): string {
+function hostileFile(name: string, chunk: number[], numRows: number, numValues: number, footerLength?: (real: number) => number, dictAt?: number, elementRepetition = 1): string {
   const footerBytes = thrift([
     [1, { i32: 1 }],
     [2, { list: [
       { struct: [[4, { bin: 'schema' }], [5, { i32: 1 }]] },
       { struct: [[3, { i32: 1 }], [4, { bin: 'v' }], [5, { i32: 1 }], [6, { i32: 3 }]] },
       { struct: [[3, { i32: 2 }], [4, { bin: 'list' }], [5, { i32: 1 }]] },
-      { struct: [[1, { i32: 6 }], [3, { i32: 1 }], [4, { bin: 'element' }], [6, { i32: 0 }]] },
+      { struct: [[1, { i32: 6 }], [3, { i32: elementRepetition }], [4, { bin: 'element' }], [6, { i32: 0 }]] },
     ], et: 12 }],
     [3, { i64: numRows }],
     [4, { list: [{ struct: [
@@ -520,6 +520,12 @@ describe('hostile files end in a clean corrupt-file error', () => {
     },
     { name: 'an RLE run longer than the page', build: () => hostileFile('long-run', v1Page([...u32(2), 0x10, 0, ...u32(2), 0x10, 3, ...plainStrings(['a'])], 4), 3, 4), error: /RLE run of 8 values with 4 left/ },
     { name: 'a definition level wider than its bit width', build: () => hostileFile('def-above', v1Page(v1Body([[0, 3, 'a'], [1, 3, 'b'], [0, 0], [0, 7, 'c']]), 4), 3, 4), error: /an RLE value 7 wider than its 2 bits/ },
+    {
+      // A required element: maximum definition level 2, stored in 2 bits, so a 3 fits its width.
+      name: 'a definition level above the maximum',
+      build: () => hostileFile('def-max', v1Page([...u32(8), ...levelRuns([0, 1, 0, 0]), ...u32(8), ...levelRuns([2, 2, 0, 3]), ...plainStrings(['a', 'b', 'c'])], 4), 3, 4, undefined, undefined, 0),
+      error: /definition level 3 above the maximum 2/,
+    },
     { name: 'a chunk that starts inside a row', build: () => hostileFile('starts-inside', v1Page(v1Body([[1, 3, 'a'], [1, 3, 'b'], [0, 0], [0, 3, 'c']]), 4), 3, 4), error: /starts inside a row/ },
     { name: 'bytes left over after the values', build: () => hostileFile('leftover', v1Page([...v1Body(good), 1, 2, 3], 4), 3, 4), error: /3 bytes left over after the values/ },
     { name: 'a string longer than the page', build: () => hostileFile('long-string', v1Page([...u32(2), 2, 0, ...u32(2), 2, 3, ...u32(1000), 0x61], 1), 1, 1), error: /page ends inside a string|past the end of the page/ },
