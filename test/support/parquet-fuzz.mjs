@@ -817,6 +817,13 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   if (res.lenient.length > 0) {
     console.log(`accepted by ours, rejected by parquet-wasm (${res.lenient.length}; first 10):`);
     for (const l of res.lenient.slice(0, 10)) console.log(`  case ${l.id} [${l.base}] ${l.what}: ${l.why}`);
+    const byReason = {};
+    for (const l of res.lenient) {
+      const reason = `${l.what.startsWith('footer') ? 'footer' : l.what.split(':')[0]} / ${l.why.replace(/\d+/g, 'N').slice(0, 70)}`;
+      byReason[reason] = (byReason[reason] ?? 0) + 1;
+    }
+    console.log('  by what was changed / what parquet-wasm said:');
+    for (const [k, n] of Object.entries(byReason).sort((a, b) => b[1] - a[1])) console.log(`    ${String(n).padStart(4)}  ${k}`);
   }
   console.log(`failures: ${res.failures.length}`);
   process.exitCode = res.failures.length > 0 ? 1 : 0;

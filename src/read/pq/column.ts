@@ -372,7 +372,7 @@ function readDictionary(leaf: LeafColumn, codec: number, body: Uint8Array, h: Th
   const dh = struct(h, 7);
   if (!dh) throw new ParquetFormatError('dictionary page without its header');
   const n = count(dh, 1, 'dictionary size');
-  const enc = optNum(dh, 2) ?? ENC.PLAIN;
+  const enc = num(dh, 2, 'dictionary encoding');
   if (enc !== ENC.PLAIN && enc !== ENC.PLAIN_DICTIONARY) throw new Unsupported(`dictionary encoding ${enc}`);
   if (leaf.kind === 'boolean') throw new Unsupported('boolean dictionary');
   // Checked before the loop: a claimed size the page's bytes cannot hold.
@@ -437,8 +437,11 @@ export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: Lea
       if (!dh) throw new ParquetFormatError('data page without its header');
       numValues = pageValues(dh);
       encoding = num(dh, 2, 'page encoding');
-      if (leaf.maxRep > 0 && (optNum(dh, 4) ?? ENC.RLE) !== ENC.RLE) throw new Unsupported('BIT_PACKED repetition levels');
-      if (leaf.maxDef > 0 && (optNum(dh, 3) ?? ENC.RLE) !== ENC.RLE) throw new Unsupported('BIT_PACKED definition levels');
+      // Required fields even where the level is not stored.
+      const defEncoding = num(dh, 3, 'definition level encoding');
+      const repEncoding = num(dh, 4, 'repetition level encoding');
+      if (leaf.maxRep > 0 && repEncoding !== ENC.RLE) throw new Unsupported('BIT_PACKED repetition levels');
+      if (leaf.maxDef > 0 && defEncoding !== ENC.RLE) throw new Unsupported('BIT_PACKED definition levels');
       if (codec === 0 && uncompressed !== compressed) throw new ParquetFormatError(`uncompressed page of ${compressed} bytes declares ${uncompressed}`);
       w = new Window(inflater(codec, file.body(compressed)), uncompressed);
       if (leaf.maxRep > 0) w.runs(repWidth, (reps = new Uint8Array(numValues)), 'repetition levels');
@@ -653,6 +656,7 @@ export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: Lea
   if (cur) yield cur;
   // Read to the end (not stopped after the last wanted row): the pages hold what the footer says.
   if (rows === null && seen !== chunk.numValues) throw new ParquetFormatError(`pages hold ${seen} values, the column chunk ${chunk.numValues}`);
+  if (rows === null && !file.done) throw new ParquetFormatError('bytes after the last page of the column chunk');
   if (rows === null ? row + 1 !== numRows : next !== rows.length) {
     throw new ParquetFormatError(`column ${leaf.path.join('.')} has ${row + 1} rows, the row group ${numRows}`);
   }
