@@ -440,6 +440,8 @@ export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: Lea
       // Required fields even where the level is not stored.
       const defEncoding = num(dh, 3, 'definition level encoding');
       const repEncoding = num(dh, 4, 'repetition level encoding');
+      // parquet.thrift's Encoding enum runs 0..9: anything else is not an encoding at all.
+      if (defEncoding < 0 || defEncoding > 9 || repEncoding < 0 || repEncoding > 9) throw new ParquetFormatError(`level encodings ${defEncoding} and ${repEncoding}`);
       if (leaf.maxRep > 0 && repEncoding !== ENC.RLE) throw new Unsupported('BIT_PACKED repetition levels');
       if (leaf.maxDef > 0 && defEncoding !== ENC.RLE) throw new Unsupported('BIT_PACKED definition levels');
       if (codec === 0 && uncompressed !== compressed) throw new ParquetFormatError(`uncompressed page of ${compressed} bytes declares ${uncompressed}`);
