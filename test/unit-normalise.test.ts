@@ -187,6 +187,12 @@ describe('normaliseToolCall (contract section 2)', () => {
       malformed: 1,
     },
     {
+      name: 'arguments nested 1000 deep parse; brackets inside strings do not count',
+      input: { id: 'c6', type: 'function', function: { name: 'x', arguments: '{"a":"[[[[\\"[[[[",' + '"b":' + '['.repeat(999) + ']'.repeat(999) + '}' } },
+      expected: { id: 'c6', type: 'function', function: { name: 'x', arguments: JSON.parse('{"a":"[[[[\\"[[[[",' + '"b":' + '['.repeat(999) + ']'.repeat(999) + '}') } },
+      malformed: 0,
+    },
+    {
       name: 'arguments already an object (JSONL export) are kept as they are',
       input: { id: 'c3', type: 'function', function: { name: 'execute_bash', arguments: { command: 'pwd' } } },
       expected: { id: 'c3', type: 'function', function: { name: 'execute_bash', arguments: { command: 'pwd' } } },
@@ -214,6 +220,9 @@ describe('normaliseToolCall (contract section 2)', () => {
   it('rejects a call that is not an object', () => {
     expect(() => normaliseToolCall('execute_bash', tally())).toThrow(BadValue);
     expect(() => normaliseToolCall(null, tally())).toThrow(BadValue);
+    // Nested past the documented depth limit: a bad value (exit 7), not a malformed count.
+    const deep = '['.repeat(1001) + ']'.repeat(1001);
+    expect(() => normaliseToolCall({ id: 'c5', type: 'function', function: { name: 'x', arguments: deep } }, tally())).toThrow(/nested deeper than 1,?000/);
   });
 });
 

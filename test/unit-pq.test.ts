@@ -2,7 +2,7 @@
 // files written by DuckDB (an independent writer) read back and compared value for value with
 // parquet-wasm + arrow-values.ts, the values the wasm engine hands to the encoder.
 import { openAsBlob } from 'node:fs';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,7 +14,7 @@ import { listLevels, merge, shapeLeaf } from '../src/parquet/assemble.js';
 import { bitWidth, decodeHybrid } from '../src/parquet/column.js';
 import type { LogicalNode } from '../src/parquet/meta.js';
 import { fileMeta, readRowGroup, Unsupported } from '../src/parquet/reader.js';
-import { ParquetFormatError, ThriftReader } from '../src/parquet/thrift.js';
+import { ParquetFormatError, ThriftEndError, ThriftReader } from '../src/parquet/thrift.js';
 import { UserError } from '../src/errors.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -30,7 +30,8 @@ describe('decodeHybrid (RLE / bit-packed levels and indices)', () => {
     { name: 'bit-packed group cut at count', bytes: [0x03, 0x88, 0xc6, 0xfa], width: 3, count: 5, want: [0, 1, 2, 3, 4] },
     { name: 'RLE then bit-packed', bytes: [0x06, 0x02, 0x03, 0x88, 0xc6, 0xfa], width: 3, count: 6, want: [2, 2, 2, 0, 1, 2] },
     { name: 'two-byte RLE value', bytes: [0x04, 0x34, 0x12], width: 13, count: 2, want: [0x1234, 0x1234] },
-    { name: 'run longer than needed', bytes: [0x64, 0x03], width: 2, count: 3, want: [3, 3, 3] },
+    // DuckDB pads its last bit-packed run past the count: the bytes are there, so it is accepted.
+    { name: 'bit-packed run longer than needed', bytes: [0x05, 0x88, 0xc6, 0xfa, 0, 0, 0], width: 3, count: 3, want: [0, 1, 2] },
   ])('$name', ({ bytes, width, count, want }) => {
     const out = new Uint32Array(count);
     decodeHybrid(Uint8Array.from(bytes), width, count, out);
@@ -42,8 +43,22 @@ describe('decodeHybrid (RLE / bit-packed levels and indices)', () => {
     { name: 'a bit-packed group past the end', bytes: [0x03, 0x88], width: 3, count: 8 },
     { name: 'an RLE value past the end', bytes: [0x04], width: 8, count: 2 },
     { name: 'a width above 32', bytes: [0x02, 0, 0, 0, 0, 0], width: 33, count: 1 },
+    { name: 'an RLE run longer than the values left', bytes: [0x64, 0x03], width: 2, count: 3 },
+    // Width 0 costs no value bytes: 2^31 values claimed in five bytes, refused before any is written.
+    { name: 'a width-0 RLE run claiming 2^31 values', bytes: [0x80, 0x80, 0x80, 0x80, 0x10], width: 0, count: 10 },
+    { name: 'an empty RLE run (it would loop without progress)', bytes: [0x00, 0x00, 0x02, 0x01], width: 1, count: 1 },
+    { name: 'an empty bit-packed run', bytes: [0x01, 0x02, 0x01], width: 1, count: 1 },
+    { name: 'a run header longer than 5 bytes', bytes: [0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01], width: 1, count: 1 },
   ])('rejects $name', ({ bytes, width, count }) => {
     expect(() => decodeHybrid(Uint8Array.from(bytes), width, count, new Uint32Array(count))).toThrow(ParquetFormatError);
+  });
+
+  it.each([
+    { name: 'bytes after the last run', bytes: [0x08, 0x01, 0x00], width: 1, count: 4 },
+    // Two values of width 3 fit in the one byte there, but a group of 8 takes 3.
+    { name: 'a bit-packed group cut short', bytes: [0x03, 0x88], width: 3, count: 2 },
+  ])('with exact, rejects $name', ({ bytes, width, count }) => {
+    expect(() => decodeHybrid(Uint8Array.from(bytes), width, count, new Uint32Array(count), true)).toThrow(ParquetFormatError);
   });
 
   it.each([
@@ -75,12 +90,25 @@ describe('ThriftReader (compact protocol)', () => {
   });
 
   it.each([
-    { name: 'a struct cut short', bytes: [0x15], err: RangeError },
-    { name: 'a binary longer than the bytes', bytes: [0x18, 0x09, 0x61], err: RangeError },
+    { name: 'a struct cut short', bytes: [0x15], err: ThriftEndError },
+    { name: 'a binary longer than the bytes', bytes: [0x18, 0x09, 0x61], err: ThriftEndError },
     { name: 'an unknown field type', bytes: [0x1d, 0x00], err: ParquetFormatError },
     { name: 'a list count larger than its bytes', bytes: [0x19, 0xf5, 0xff, 0xff, 0x03], err: ParquetFormatError },
+    // 2^30 elements claimed: refused before the first is read.
+    { name: 'a list claiming 2^30 i32 elements', bytes: [0x19, 0xf5, 0x80, 0x80, 0x80, 0x80, 0x04, 0x00], err: ThriftEndError },
+    { name: 'a list claiming 2^30 bools (a byte each inside a list)', bytes: [0x19, 0xf1, 0x80, 0x80, 0x80, 0x80, 0x04, 0x00], err: ThriftEndError },
+    { name: 'a map claiming 2^30 entries of bools', bytes: [0x1b, 0x80, 0x80, 0x80, 0x80, 0x04, 0x11, 0x00], err: ThriftEndError },
+    { name: 'a list of an unknown element type', bytes: [0x19, 0x1d, 0x00, 0x00], err: ParquetFormatError },
+    { name: 'structs nested 100 deep', bytes: [...Array(100).fill(0x1c), ...Array(101).fill(0x00)], err: ParquetFormatError },
+    { name: 'lists nested 100 deep', bytes: [0x19, ...Array(100).fill(0x19), 0x00], err: ParquetFormatError },
+    { name: 'a varint longer than 10 bytes', bytes: [0x15, ...Array(11).fill(0xff), 0x00], err: ParquetFormatError },
   ])('rejects $name', ({ bytes, err }) => {
     expect(() => new ThriftReader(Uint8Array.from(bytes)).struct()).toThrow(err);
+  });
+
+  it('reads an empty map without a type byte, and bools inside a map a byte each', () => {
+    expect(new ThriftReader(Uint8Array.from([0x1b, 0x00, 0x00])).struct()[1]).toEqual(new Map());
+    expect(new ThriftReader(Uint8Array.from([0x1b, 0x01, 0x11, 0x01, 0x02, 0x00])).struct()[1]).toEqual(new Map([[true, false]]));
   });
 });
 
@@ -415,4 +443,143 @@ describe('small pages written by parquet-rs', () => {
       }
     }
   }, 60_000);
+});
+
+// --- hostile files: one class of corruption per case, each a clean corrupt-file error --------------
+// The column of the spanning-rows file (`v: optional list<optional string>`, max rep 1, max def 3),
+// with pages and footer numbers given per case. Every case must end in a UserError of exit 5 naming
+// the file (and, past the footer, the row group and column), quickly and without a large allocation.
+
+type Triple = [number, number, string?];
+const u32 = (n: number) => {
+  const b = Buffer.alloc(4);
+  b.writeUInt32LE(n >>> 0);
+  return [...b];
+};
+const plainStrings = (vals: string[]) => vals.flatMap((v) => [...u32(Buffer.byteLength(v)), ...Buffer.from(v)]);
+const levelRuns = (levels: number[]) => levels.flatMap((l) => [2, l]);
+
+/** A v1 page from its parts: header fields may be overridden, the body is given as bytes. */
+function v1Page(body: number[], numValues: number, opts: { encoding?: number; type?: number; uncompressed?: number; compressed?: number } = {}): number[] {
+  const header = thrift([
+    [1, { i32: opts.type ?? 0 }],
+    [2, { i32: opts.uncompressed ?? body.length }],
+    [3, { i32: opts.compressed ?? body.length }],
+    [5, { struct: [[1, { i32: numValues }], [2, { i32: opts.encoding ?? 0 }], [3, { i32: 3 }], [4, { i32: 3 }]] }],
+  ]);
+  return [...header, ...body];
+}
+/** Levels and PLAIN values of `triples`, as dataPage() lays them out. */
+function v1Body(triples: Triple[]): number[] {
+  const rep = levelRuns(triples.map((t) => t[0]));
+  const def = levelRuns(triples.map((t) => t[1]));
+  return [...u32(rep.length), ...rep, ...u32(def.length), ...def, ...plainStrings(triples.flatMap((t) => (t[2] === undefined ? [] : [t[2]])))];
+}
+function dictPage(vals: string[]): number[] {
+  const body = plainStrings(vals);
+  return [...thrift([[1, { i32: 2 }], [2, { i32: body.length }], [3, { i32: body.length }], [7, { struct: [[1, { i32: vals.length }], [2, { i32: 0 }]] }]]), ...body];
+}
+
+function hostileFile(name: string, chunk: number[], numRows: number, numValues: number, footerLength?: (real: number) => number, dictAt?: number, elementRepetition = 1): string {
+  const footerBytes = thrift([
+    [1, { i32: 1 }],
+    [2, { list: [
+      { struct: [[4, { bin: 'schema' }], [5, { i32: 1 }]] },
+      { struct: [[3, { i32: 1 }], [4, { bin: 'v' }], [5, { i32: 1 }], [6, { i32: 3 }]] },
+      { struct: [[3, { i32: 2 }], [4, { bin: 'list' }], [5, { i32: 1 }]] },
+      { struct: [[1, { i32: 6 }], [3, { i32: elementRepetition }], [4, { bin: 'element' }], [6, { i32: 0 }]] },
+    ], et: 12 }],
+    [3, { i64: numRows }],
+    [4, { list: [{ struct: [
+      [1, { list: [{ struct: [
+        [2, { i64: 4 }],
+        [3, { struct: [
+          [1, { i32: 6 }], [2, { list: [{ i32: 0 }, { i32: 3 }], et: 5 }], [3, { list: [{ bin: 'v' }, { bin: 'list' }, { bin: 'element' }], et: 8 }],
+          [4, { i32: 0 }], [5, { i64: numValues }], [6, { i64: chunk.length }], [7, { i64: chunk.length }], [9, { i64: 4 + (dictAt ?? 0) }],
+          ...(dictAt !== undefined ? ([[11, { i64: 4 }]] as [number, TV][]) : []),
+        ] }],
+      ] }], et: 12 }],
+      [2, { i64: chunk.length }],
+      [3, { i64: numRows }],
+    ] }], et: 12 }],
+  ]);
+  const path = join(dir, `hostile-${name.replace(/\W+/g, '-')}.parquet`);
+  const len = footerLength ? footerLength(footerBytes.length) : footerBytes.length;
+  writeFileSync(path, Buffer.from([...Buffer.from('PAR1'), ...chunk, ...footerBytes, ...u32(len), ...Buffer.from('PAR1')]));
+  return path;
+}
+
+describe('hostile files end in a clean corrupt-file error', () => {
+  const good: Triple[] = [[0, 3, 'a'], [1, 3, 'b'], [0, 0], [0, 3, 'c']];
+  const dict = dictPage(['x', 'y']);
+  const cases: { name: string; build: () => string; error: RegExp }[] = [
+    { name: 'a footer length past the start of the file', build: () => hostileFile('footer', v1Page(v1Body(good), 4), 3, 4, () => 2 ** 31), error: /footer length past/ },
+    { name: 'a footer length one byte short', build: () => hostileFile('footer-short', v1Page(v1Body(good), 4), 3, 4, (n) => n - 1), error: /corrupt parquet data/ },
+    {
+      // Width-1 repetition levels in one RLE run of 2^31 values: refused from the header, before the
+      // levels are allocated (the chunk declares 4 values).
+      name: 'a page claiming 2^31 values in an RLE run',
+      build: () => hostileFile('huge-page', v1Page([...u32(5), 0x80, 0x80, 0x80, 0x80, 0x10, ...u32(2), 2, 3], 2 ** 31 - 1), 3, 4),
+      error: /page value count 2147483647 outside 0\.\.67108864/,
+    },
+    {
+      name: 'a page and its chunk both claiming 2^30 values',
+      build: () => hostileFile('huge-chunk', v1Page([...u32(5), 0x80, 0x80, 0x80, 0x80, 0x08, ...u32(2), 2, 3], 2 ** 30), 3, 2 ** 30),
+      error: /page value count 1073741824 outside 0\.\.67108864/,
+    },
+    { name: 'an RLE run longer than the page', build: () => hostileFile('long-run', v1Page([...u32(2), 0x10, 0, ...u32(2), 0x10, 3, ...plainStrings(['a'])], 4), 3, 4), error: /RLE run of 8 values with 4 left/ },
+    { name: 'a definition level wider than its bit width', build: () => hostileFile('def-above', v1Page(v1Body([[0, 3, 'a'], [1, 3, 'b'], [0, 0], [0, 7, 'c']]), 4), 3, 4), error: /an RLE value 7 wider than its 2 bits/ },
+    {
+      // A required element: maximum definition level 2, stored in 2 bits, so a 3 fits its width.
+      name: 'a definition level above the maximum',
+      build: () => hostileFile('def-max', v1Page([...u32(8), ...levelRuns([0, 1, 0, 0]), ...u32(8), ...levelRuns([2, 2, 0, 3]), ...plainStrings(['a', 'b', 'c'])], 4), 3, 4, undefined, undefined, 0),
+      error: /definition level 3 above the maximum 2/,
+    },
+    { name: 'a chunk that starts inside a row', build: () => hostileFile('starts-inside', v1Page(v1Body([[1, 3, 'a'], [1, 3, 'b'], [0, 0], [0, 3, 'c']]), 4), 3, 4), error: /starts inside a row/ },
+    { name: 'bytes left over after the values', build: () => hostileFile('leftover', v1Page([...v1Body(good), 1, 2, 3], 4), 3, 4), error: /3 bytes left over after the values/ },
+    { name: 'a string longer than the page', build: () => hostileFile('long-string', v1Page([...u32(2), 2, 0, ...u32(2), 2, 3, ...u32(1000), 0x61], 1), 1, 1), error: /page ends inside a string|past the end of the page/ },
+    { name: 'an uncompressed page whose sizes disagree', build: () => hostileFile('sizes', v1Page(v1Body(good), 4, { uncompressed: 4000 }), 3, 4), error: /declares 4000/ },
+    { name: 'a page body past the column chunk', build: () => hostileFile('past-chunk', v1Page(v1Body(good), 4, { compressed: 5000, uncompressed: 5000 }), 3, 4), error: /page body past the column chunk/ },
+    { name: 'pages holding more values than the chunk declares', build: () => hostileFile('more-values', v1Page(v1Body(good), 4), 3, 3), error: /a page of 4 values with 3 left/ },
+    { name: 'pages holding fewer values than the chunk declares', build: () => hostileFile('fewer-values', v1Page(v1Body(good), 4), 3, 5), error: /pages hold 4 values, the column chunk 5/ },
+    { name: 'a row group assembling fewer rows than it declares', build: () => hostileFile('fewer-rows', v1Page(v1Body(good), 4), 4, 4), error: /fewer rows than the row group's 4|3 rows, the row group 4/ },
+    { name: 'a row group assembling more rows than it declares', build: () => hostileFile('more-rows', v1Page(v1Body([...good, [0, 0]]), 5), 3, 5), error: /4 rows, the row group 3/ },
+    {
+      name: 'a dictionary index out of range',
+      build: () => hostileFile('dict-index', [...dict, ...v1Page([...u32(8), ...levelRuns([0, 1, 0, 0]), ...u32(8), ...levelRuns([3, 3, 0, 3]), 3, 6, 5], 4, { encoding: 8 })], 3, 4, undefined, dict.length),
+      error: /dictionary index 5 of a dictionary of 2/,
+    },
+    {
+      name: 'a dictionary claiming more values than its bytes hold',
+      build: () => {
+        const body = plainStrings(['x']);
+        const d = [...thrift([[1, { i32: 2 }], [2, { i32: body.length }], [3, { i32: body.length }], [7, { struct: [[1, { i32: 2 ** 30 }], [2, { i32: 0 }]] }]]), ...body];
+        return hostileFile('dict-size', [...d, ...v1Page(v1Body(good), 4)], 3, 4, undefined, d.length);
+      },
+      error: /dictionary of 1073741824 values in 5 bytes/,
+    },
+    { name: 'a second dictionary page', build: () => hostileFile('two-dicts', [...dict, ...dict, ...v1Page(v1Body(good), 4)], 3, 4, undefined, 2 * dict.length), error: /dictionary page after the first page/ },
+  ];
+  it.each(cases)('$name', ({ build, error }) => {
+    const path = build();
+    let err: unknown;
+    try {
+      fileMeta(path);
+      readRowGroup(path, 0, ['v'], null);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(UserError);
+    expect((err as UserError).exitCode).toBe(5);
+    expect((err as UserError).message).toMatch(error);
+    expect((err as UserError).message.startsWith(`${path}: `)).toBe(true);
+    expect((err as UserError).message).not.toContain('\n');
+  });
+
+  it('the file the cases derive from reads (a case fails for its own corruption)', () => {
+    const path = hostileFile('good', v1Page(v1Body(good), 4), 3, 4);
+    expect(readRowGroup(path, 0, ['v'], null).get('v')).toEqual([['a', 'b'], null, ['c']]);
+    const withDict = hostileFile('good-dict', [...dict, ...v1Page([...u32(8), ...levelRuns([0, 1, 0, 0]), ...u32(8), ...levelRuns([3, 3, 0, 3]), 1, 4, 0, 2, 1], 4, { encoding: 8 })], 3, 4, undefined, dict.length);
+    expect(readRowGroup(withDict, 0, ['v'], null).get('v')).toEqual([['x', 'x'], null, ['y']]);
+  });
 });

@@ -1,14 +1,24 @@
 // One column chunk, page by page: levels and values of the wanted rows only. Pages are decompressed
 // through a small sliding window (inflate.ts), so memory holds the wanted rows' values plus one
 // compressed page, never a whole decompressed page or column chunk.
+import { isUtf8 } from 'node:buffer';
 import { readSync } from 'node:fs';
 import { Unsupported, type ChunkMeta, type LeafColumn } from './meta.js';
 import { inflater, type Inflater } from './inflate.js';
-import { ParquetFormatError, ThriftReader, num, optNum, struct, type ThriftStruct } from './thrift.js';
+import { ParquetFormatError, ThriftEndError, ThriftReader, count, num, optNum, struct, type ThriftStruct } from './thrift.js';
 
 const PAGE = { DATA: 0, DICTIONARY: 2, DATA_V2: 3 } as const;
 const ENC = { PLAIN: 0, PLAIN_DICTIONARY: 2, RLE: 3, DELTA_BINARY_PACKED: 5, DELTA_LENGTH_BYTE_ARRAY: 6, DELTA_BYTE_ARRAY: 7, RLE_DICTIONARY: 8, BYTE_STREAM_SPLIT: 9 } as const;
 const MAX_PAGE = 2 ** 31 - 1;
+/**
+ * Level entries a page may hold, and one row may hold in one leaf. Every entry can be stored in next
+ * to no bytes (an RLE run of width 0), so the bytes cannot bound these counts: the footer's value
+ * counts do (checked against the row group), and these ceilings cap what a page's level and index
+ * arrays (3 bytes, 2 levels and up to 4 for an index, per entry: at most 320 MiB) and a row's triples
+ * (about 24 bytes per entry: at most 100 MiB) may cost. Far above any trajectory.
+ */
+export const MAX_PAGE_VALUES = 2 ** 26;
+export const MAX_ROW_VALUES = 2 ** 22;
 
 /** The triples (repetition level, definition level, value) of one wanted row. */
 export interface RowTriples {
@@ -64,6 +74,7 @@ export class Window {
   }
   /** Skip `n` bytes without keeping them (a skipped value may be larger than the window). */
   skip(n: number): void {
+    if (n > this.rest()) throw new ParquetFormatError('a value past the end of the page');
     while (n > 0) {
       if (this.end === this.pos && !this.ensure(Math.min(n, this.buf.length))) {
         if (this.end === this.pos) throw new ParquetFormatError('page ends inside a value');
@@ -77,11 +88,18 @@ export class Window {
   close(): void {
     this.inf.close();
   }
+  /** The values are all read: the body must end here, neither later (bytes left over) nor earlier. */
+  finish(what: string): void {
+    if (this.rest() !== 0) throw new ParquetFormatError(`${this.rest()} bytes left over after the ${what}`);
+    // Bytes the inflater produced past the declared size: the page header lies about the body.
+    if (this.end > this.pos || this.inf.read(Buffer.allocUnsafe(1)) > 0) throw new ParquetFormatError(`the ${what} decompress past the page's declared size`);
+    this.close();
+  }
   /** A 4-byte length, then that many bytes of RLE / bit-packed runs: `out.length` values of `width` bits. */
   runs(width: number, out: Uint8Array | Uint32Array, what: string): void {
     const len = this.u32(what);
     this.need(len, what);
-    decodeHybrid(this.buf.subarray(this.pos, this.pos + len), width, out.length, out);
+    decodeHybrid(this.buf.subarray(this.pos, this.pos + len), width, out.length, out, true);
     this.advance(len);
   }
   /** Bytes of the body not yet consumed. */
@@ -100,8 +118,12 @@ export function bitWidth(maxLevel: number): number {
   return maxLevel === 0 ? 0 : 32 - Math.clz32(maxLevel);
 }
 
-/** The RLE / bit-packed hybrid encoding (levels and dictionary indices): `count` values into `out`. */
-export function decodeHybrid(bytes: Uint8Array, width: number, count: number, out: Uint32Array | Uint8Array): void {
+/**
+ * The RLE / bit-packed hybrid encoding (levels and dictionary indices): `count` values into `out`.
+ * No RLE run may claim more values than are left (they cost no bytes: nothing else bounds them), and
+ * with `exact`, the runs must end with the bytes.
+ */
+export function decodeHybrid(bytes: Uint8Array, width: number, count: number, out: Uint32Array | Uint8Array, exact = false): void {
   if (width > 32) throw new ParquetFormatError(`bit width ${width}`);
   const valueBytes = (width + 7) >> 3;
   const mask = width === 32 ? 0xffffffff : (1 << width) - 1;
@@ -120,6 +142,8 @@ export function decodeHybrid(bytes: Uint8Array, width: number, count: number, ou
     }
     if (h % 2 === 1) {
       const groups = (h - 1) / 2;
+      // Its values cost bytes, so a long run is bounded by them; DuckDB pads the last run past the count.
+      if (groups === 0) throw new ParquetFormatError('an empty bit-packed run');
       const n = Math.min(groups * 8, count - k);
       if (p + Math.ceil((n * width) / 8) > bytes.length) throw new ParquetFormatError('bit-packed run past the end');
       // LSB-first bit packing.
@@ -141,20 +165,28 @@ export function decodeHybrid(bytes: Uint8Array, width: number, count: number, ou
       p += groups * width;
     } else {
       const run = h / 2;
+      if (run === 0 || run > count - k) throw new ParquetFormatError(`an RLE run of ${run} values with ${count - k} left`);
       if (p + valueBytes > bytes.length) throw new ParquetFormatError('RLE run past the end');
       let v = 0;
       for (let b = 0; b < valueBytes; b++) v += bytes[p + b]! * 2 ** (8 * b);
       p += valueBytes;
-      v = (v & mask) >>> 0;
+      // The bits above the width must be zero: masking them off would turn a corrupt level or index into a valid one.
+      if (v > mask) throw new ParquetFormatError(`an RLE value ${v} wider than its ${width} bits`);
       const n = Math.min(run, count - k);
       out.fill(v, k, k + n);
       k += n;
     }
   }
+  if (exact && p !== bytes.length) throw new ParquetFormatError(`${bytes.length - p} bytes left over after the runs`);
+}
+
+/** Levels above the column's maximum cannot be assembled into anything. */
+function checkLevels(levels: Uint8Array, max: number, what: string): void {
+  for (let i = 0; i < levels.length; i++) if (levels[i]! > max) throw new ParquetFormatError(`${what} level ${levels[i]} above the maximum ${max}`);
 }
 
 /**
- * DELTA_BINARY_PACKED: `count` values (of a page's `total`) read from the window. Arithmetic wraps at
+ * DELTA_BINARY_PACKED: the `count` values of a page read from the window. Arithmetic wraps at
  * 32 or 64 bits as the format defines; int64 values become doubles as Arrow's do.
  */
 export function deltaBinaryPacked(w: Window, count: number, bits: 32 | 64): number[] {
@@ -177,9 +209,12 @@ export function deltaBinaryPacked(w: Window, count: number, bits: 32 | 64): numb
   const miniblocks = Number(uvarint());
   const total = Number(uvarint());
   let value = zigzag();
-  if (blockSize <= 0 || miniblocks <= 0 || blockSize % miniblocks !== 0 || (blockSize / miniblocks) % 8 !== 0 || total < count) {
-    throw new ParquetFormatError('delta: bad header');
+  // The spec's shape (blocks of a multiple of 128 values, miniblocks of a multiple of 32), and
+  // exactly the page's values: a count from the header never drives a loop or an allocation.
+  if (blockSize <= 0 || blockSize % 128 !== 0 || blockSize > 2 ** 20 || miniblocks <= 0 || blockSize % miniblocks !== 0 || (blockSize / miniblocks) % 32 !== 0) {
+    throw new ParquetFormatError(`delta: bad header (block of ${blockSize} values in ${miniblocks} miniblocks)`);
   }
+  if (total !== count) throw new ParquetFormatError(`delta: ${total} values in a page of ${count}`);
   const perMini = blockSize / miniblocks;
   const out: number[] = [];
   if (count > 0) out.push(Number(value));
@@ -227,6 +262,15 @@ export function deltaBinaryPacked(w: Window, count: number, bits: 32 | 64): numb
   return out;
 }
 
+/**
+ * A UTF8 value as a string. Invalid bytes are corrupt (parquet-rs and DuckDB refuse them), never
+ * replaced with U+FFFD: that would change the value silently.
+ */
+function utf8(b: Buffer, start: number, end: number): string {
+  if (!isUtf8(b.subarray(start, end))) throw new ParquetFormatError('a string that is not UTF-8');
+  return b.toString('utf8', start, end);
+}
+
 /** Fixed-width plain values: byte size and reader. */
 const FIXED: Record<'int32' | 'int64' | 'float' | 'double', [number, (b: Buffer, p: number) => number]> = {
   int32: [4, (b, p) => b.readInt32LE(p)],
@@ -249,7 +293,7 @@ function plainReader(leaf: LeafColumn): PlainReader {
           return undefined;
         }
         w.need(len, 'a string');
-        const s = w.buf.toString('utf8', w.pos, w.pos + len);
+        const s = utf8(w.buf, w.pos, w.pos + len);
         w.advance(len);
         return s;
       };
@@ -295,7 +339,7 @@ class ChunkFile {
         this.pos += r.pos;
         return h;
       } catch (e) {
-        if (!(e instanceof RangeError) || size >= this.end - this.pos) throw e instanceof RangeError ? new ParquetFormatError('page header past the column chunk') : e;
+        if (!(e instanceof ThriftEndError) || size >= this.end - this.pos) throw e instanceof ThriftEndError ? new ParquetFormatError('page header past the column chunk') : e;
         size = Math.min(this.end - this.pos, size * 4);
       }
     }
@@ -321,18 +365,23 @@ class ChunkFile {
   }
 }
 
-function readDictionary(leaf: LeafColumn, codec: number, body: Uint8Array, h: ThriftStruct): unknown[] {
+/** Bytes a PLAIN value takes at least (a string: its 4-byte length). */
+const MIN_PLAIN: Record<Exclude<LeafColumn['kind'], 'boolean'>, number> = { string: 4, int32: 4, int64: 8, float: 4, double: 8 };
+
+function readDictionary(leaf: LeafColumn, codec: number, body: Uint8Array, h: ThriftStruct, uncompressed: number): unknown[] {
   const dh = struct(h, 7);
   if (!dh) throw new ParquetFormatError('dictionary page without its header');
-  const n = num(dh, 1, 'dictionary size');
-  const enc = optNum(dh, 2) ?? ENC.PLAIN;
+  const n = count(dh, 1, 'dictionary size');
+  const enc = num(dh, 2, 'dictionary encoding');
   if (enc !== ENC.PLAIN && enc !== ENC.PLAIN_DICTIONARY) throw new Unsupported(`dictionary encoding ${enc}`);
   if (leaf.kind === 'boolean') throw new Unsupported('boolean dictionary');
-  const size = num(h, 2, 'uncompressed size');
-  const w = new Window(inflater(codec, body, size), size);
+  // Checked before the loop: a claimed size the page's bytes cannot hold.
+  if (n * MIN_PLAIN[leaf.kind] > uncompressed) throw new ParquetFormatError(`dictionary of ${n} values in ${uncompressed} bytes`);
+  const w = new Window(inflater(codec, body, uncompressed), uncompressed);
   const read = plainReader(leaf);
   const out: unknown[] = [];
   for (let i = 0; i < n; i++) out.push(read(w, true));
+  w.finish('dictionary');
   return out;
 }
 
@@ -355,20 +404,29 @@ export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: Lea
   let seen = 0;
   const plain = leaf.kind === 'boolean' ? null : plainReader(leaf);
   const skipString = leaf.kind === 'string';
+  let dataPages = 0;
   outer: while (!file.done && seen < chunk.numValues) {
     const h = file.header();
     const type = num(h, 1, 'page type');
-    const compressed = num(h, 3, 'compressed page size');
-    const uncompressed = num(h, 2, 'uncompressed page size');
-    if (compressed > MAX_PAGE || uncompressed > MAX_PAGE) throw new ParquetFormatError('page larger than 2 GiB');
+    const compressed = count(h, 3, 'compressed page size', MAX_PAGE);
+    const uncompressed = count(h, 2, 'uncompressed page size', MAX_PAGE);
     if (type === PAGE.DICTIONARY) {
-      dict = readDictionary(leaf, codec, file.body(compressed), h);
+      if (dict || dataPages > 0) throw new ParquetFormatError('a dictionary page after the first page');
+      if (codec === 0 && uncompressed !== compressed) throw new ParquetFormatError(`uncompressed dictionary page of ${compressed} bytes declares ${uncompressed}`);
+      dict = readDictionary(leaf, codec, file.body(compressed), h, uncompressed);
       continue;
     }
     if (type !== PAGE.DATA && type !== PAGE.DATA_V2) {
       file.skipBody(compressed); // index pages and unknown kinds carry no values
       continue;
     }
+    dataPages++;
+    const valuesLeft = chunk.numValues - seen;
+    const pageValues = (dh: ThriftStruct): number => {
+      const n = count(dh, 1, 'page value count', MAX_PAGE_VALUES);
+      if (n > valuesLeft) throw new ParquetFormatError(`a page of ${n} values with ${valuesLeft} left in the column chunk`);
+      return n;
+    };
     let numValues: number;
     let encoding: number;
     let reps: Uint8Array | null = null;
@@ -377,21 +435,34 @@ export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: Lea
     if (type === PAGE.DATA) {
       const dh = struct(h, 5);
       if (!dh) throw new ParquetFormatError('data page without its header');
-      numValues = num(dh, 1, 'page value count');
+      numValues = pageValues(dh);
       encoding = num(dh, 2, 'page encoding');
-      if (leaf.maxRep > 0 && (optNum(dh, 4) ?? ENC.RLE) !== ENC.RLE) throw new Unsupported('BIT_PACKED repetition levels');
-      if (leaf.maxDef > 0 && (optNum(dh, 3) ?? ENC.RLE) !== ENC.RLE) throw new Unsupported('BIT_PACKED definition levels');
+      // Required fields even where the level is not stored.
+      const defEncoding = num(dh, 3, 'definition level encoding');
+      const repEncoding = num(dh, 4, 'repetition level encoding');
+      // parquet.thrift's Encoding enum runs 0..9: anything else is not an encoding at all.
+      if (defEncoding < 0 || defEncoding > 9 || repEncoding < 0 || repEncoding > 9) throw new ParquetFormatError(`level encodings ${defEncoding} and ${repEncoding}`);
+      if (leaf.maxRep > 0 && repEncoding !== ENC.RLE) throw new Unsupported('BIT_PACKED repetition levels');
+      if (leaf.maxDef > 0 && defEncoding !== ENC.RLE) throw new Unsupported('BIT_PACKED definition levels');
+      if (codec === 0 && uncompressed !== compressed) throw new ParquetFormatError(`uncompressed page of ${compressed} bytes declares ${uncompressed}`);
       w = new Window(inflater(codec, file.body(compressed), uncompressed), uncompressed);
       if (leaf.maxRep > 0) w.runs(repWidth, (reps = new Uint8Array(numValues)), 'repetition levels');
       if (leaf.maxDef > 0) w.runs(defWidth, (defs = new Uint8Array(numValues)), 'definition levels');
     } else {
       const dh = struct(h, 8);
       if (!dh) throw new ParquetFormatError('data page v2 without its header');
-      numValues = num(dh, 1, 'page value count');
+      numValues = pageValues(dh);
       encoding = num(dh, 4, 'page encoding');
-      const pageRows = num(dh, 3, 'page row count');
-      const defLen = num(dh, 5, 'definition levels length');
-      const repLen = num(dh, 6, 'repetition levels length');
+      const pageRows = count(dh, 3, 'page row count', numValues);
+      const numNulls = count(dh, 2, 'page null count', numValues);
+      const defLen = count(dh, 5, 'definition levels length', compressed);
+      const repLen = count(dh, 6, 'repetition levels length', compressed);
+      // Outside lists every value is a row; a row has at least one value; levels of maximum 0 are not stored.
+      if (leaf.maxRep === 0 ? pageRows !== numValues : pageRows === 0 && numValues > 0) throw new ParquetFormatError(`a page of ${numValues} values in ${pageRows} rows`);
+      if ((leaf.maxRep === 0 && repLen > 0) || (leaf.maxDef === 0 && defLen > 0)) throw new ParquetFormatError('levels stored for a level of maximum 0');
+      if (leaf.maxDef === 0 && numNulls > 0) throw new ParquetFormatError(`${numNulls} nulls in a required column`);
+      if (repLen + defLen > Math.min(compressed, uncompressed)) throw new ParquetFormatError('levels longer than the page');
+      if (row + pageRows >= numRows) throw new ParquetFormatError(`a page past the row group's ${numRows} rows`);
       // V2 pages start at row boundaries: a page with no wanted row is skipped undecompressed.
       if (rows !== null && (next >= rows.length || rows[next]! > row + pageRows)) {
         file.skipBody(compressed);
@@ -402,13 +473,32 @@ export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: Lea
       }
       const body = file.body(compressed);
       if (repLen + defLen > body.length) throw new ParquetFormatError('levels longer than the page');
-      if (leaf.maxRep > 0) decodeHybrid(body.subarray(0, repLen), repWidth, numValues, (reps = new Uint8Array(numValues)));
-      if (leaf.maxDef > 0) decodeHybrid(body.subarray(repLen, repLen + defLen), defWidth, numValues, (defs = new Uint8Array(numValues)));
+      if (leaf.maxRep > 0) decodeHybrid(body.subarray(0, repLen), repWidth, numValues, (reps = new Uint8Array(numValues)), true);
+      if (leaf.maxDef > 0) decodeHybrid(body.subarray(repLen, repLen + defLen), defWidth, numValues, (defs = new Uint8Array(numValues)), true);
+      if (reps) {
+        // V2 pages start at a row boundary, and their row count can then be checked.
+        if (numValues > 0 && reps[0] !== 0) throw new ParquetFormatError('a v2 page starts inside a row');
+        let starts = 0;
+        for (let i = 0; i < numValues; i++) if (reps[i] === 0) starts++;
+        if (starts !== pageRows) throw new ParquetFormatError(`a page of ${starts} rows declares ${pageRows}`);
+      }
+      if (defs) {
+        let nulls = 0;
+        for (let i = 0; i < numValues; i++) if (defs[i]! < leaf.maxDef) nulls++;
+        if (nulls !== numNulls) throw new ParquetFormatError(`a page of ${nulls} nulls declares ${numNulls}`);
+      }
       if (repLen + defLen > uncompressed) throw new ParquetFormatError('levels longer than the declared page');
       const values = body.subarray(repLen + defLen);
       const isCompressed = h[8] !== undefined && (struct(h, 8)![7] ?? true) !== false;
+      if ((codec === 0 || !isCompressed) && uncompressed !== compressed) throw new ParquetFormatError(`uncompressed page of ${compressed} bytes declares ${uncompressed}`);
       w = new Window(inflater(isCompressed ? codec : 0, values, uncompressed - repLen - defLen), uncompressed - repLen - defLen);
     }
+    if (reps) {
+      checkLevels(reps, leaf.maxRep, 'repetition');
+      // The chunk's first entry starts a row: a continuation there belongs to no row.
+      if (numValues > 0 && reps[0] !== 0 && row < 0) throw new ParquetFormatError('the column chunk starts inside a row');
+    }
+    if (defs) checkLevels(defs, leaf.maxDef, 'definition');
     seen += numValues;
     if (rows !== null) {
       // A page none of whose rows is wanted: its values are never decompressed (of a v1 page, only
@@ -446,6 +536,7 @@ export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: Lea
     let lengths: number[] | null = null;
     let prefixes: number[] | null = null;
     let previous: Buffer = Buffer.alloc(0);
+    let expanded = 0;
     let nextIndex = 0;
     if (encoding === ENC.PLAIN_DICTIONARY || encoding === ENC.RLE_DICTIONARY) {
       if (!dict) throw new ParquetFormatError('dictionary-encoded page without a dictionary');
@@ -456,9 +547,12 @@ export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: Lea
         w.advance(1);
         const len = w.rest(); // the indices run to the end of the page
         w.need(len, 'dictionary indices');
-        decodeHybrid(w.buf.subarray(w.pos, w.pos + len), width, present, indices);
+        decodeHybrid(w.buf.subarray(w.pos, w.pos + len), width, present, indices, true);
         w.advance(len);
-      }
+        // Every index, wanted or not: a file with one out of range is corrupt whichever rows are read.
+        for (let j = 0; j < present; j++) if (indices[j]! >= dict.length) throw new ParquetFormatError(`dictionary index ${indices[j]} of a dictionary of ${dict.length}`);
+      } else w.skip(w.rest()); // writers differ on whether a page of nulls still has its bit width
+
     } else if (encoding === ENC.DELTA_BINARY_PACKED && (leaf.kind === 'int32' || leaf.kind === 'int64')) {
       decodedValues = deltaBinaryPacked(w, present, leaf.kind === 'int32' ? 32 : 64);
     } else if (encoding === ENC.DELTA_LENGTH_BYTE_ARRAY && leaf.kind === 'string') {
@@ -508,10 +602,7 @@ export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: Lea
       if (d === maxDef) {
         if (indices) {
           const ix = indices[nextIndex++]!;
-          if (keep) {
-            if (ix >= dict!.length) throw new ParquetFormatError('dictionary index out of range');
-            v = dict![ix];
-          }
+          if (keep) v = dict![ix];
         } else if (lengths) {
           const len = lengths[nextIndex]!;
           if (len < 0) throw new ParquetFormatError('a negative string length');
@@ -519,13 +610,16 @@ export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: Lea
             // Every value is needed to build the next one.
             const pre = prefixes[nextIndex]!;
             if (pre < 0 || pre > previous.length) throw new ParquetFormatError('a prefix longer than the previous value');
+            // Prefixes cost no bytes in the page: bound the bytes they expand to, or a small page could copy terabytes.
+            expanded += pre + len;
+            if (expanded > MAX_PAGE) throw new ParquetFormatError('prefix-encoded values of more than 2 GiB in one page');
             w.need(len, 'a string suffix');
             previous = Buffer.concat([previous.subarray(0, pre), w.buf.subarray(w.pos, w.pos + len)]);
             w.advance(len);
-            if (keep) v = previous.toString('utf8');
+            if (keep) v = utf8(previous, 0, previous.length);
           } else if (keep) {
             w.need(len, 'a string');
-            v = w.buf.toString('utf8', w.pos, w.pos + len);
+            v = utf8(w.buf, w.pos, w.pos + len);
             w.advance(len);
           } else w.skip(len);
           nextIndex++;
@@ -555,14 +649,18 @@ export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: Lea
         }
       }
       if (cur) {
+        if (cur.reps.length >= MAX_ROW_VALUES) throw new ParquetFormatError(`a row of more than ${MAX_ROW_VALUES} values`);
         cur.reps.push(r);
         cur.defs.push(d);
         cur.vals.push(v);
       }
     }
-    w.close();
+    w.finish('values');
   }
   if (cur) yield cur;
+  // Read to the end (not stopped after the last wanted row): the pages hold what the footer says.
+  if (rows === null && seen !== chunk.numValues) throw new ParquetFormatError(`pages hold ${seen} values, the column chunk ${chunk.numValues}`);
+  if (rows === null && !file.done) throw new ParquetFormatError('bytes after the last page of the column chunk');
   if (rows === null ? row + 1 !== numRows : next !== rows.length) {
     throw new ParquetFormatError(`column ${leaf.path.join('.')} has ${row + 1} rows, the row group ${numRows}`);
   }

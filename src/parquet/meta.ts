@@ -2,7 +2,7 @@
 // logical tree the record assembler walks (assemble.ts). Anything this reader does not handle is an
 // `Unsupported` error: the caller then uses parquet-wasm for that read instead.
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { ParquetFormatError, ThriftReader, list, num, optNum, str, struct, type ThriftStruct } from './thrift.js';
+import { ParquetFormatError, ThriftReader, count, list, num, optNum, str, struct, type ThriftStruct } from './thrift.js';
 
 /** A file feature this reader does not decode (an encoding, codec or type): fall back to parquet-wasm. */
 export class Unsupported extends Error {}
@@ -74,8 +74,11 @@ export function readFooter(path: string): FileMeta {
     const len = tail.readUInt32LE(0);
     if (len > size - 12) throw new ParquetFormatError('footer length past the start of the file');
     const buf = Buffer.allocUnsafe(len);
-    readSync(fd, buf, 0, len, size - 8 - len);
-    return parseFileMeta(new ThriftReader(buf).struct(), size);
+    if (readSync(fd, buf, 0, len, size - 8 - len) !== len) throw new ParquetFormatError('footer cut short');
+    const r = new ThriftReader(buf);
+    const fm = r.struct();
+    if (r.pos !== len) throw new ParquetFormatError(`footer has ${len - r.pos} bytes after its metadata`);
+    return parseFileMeta(fm, size);
   } finally {
     closeSync(fd);
   }
@@ -87,11 +90,13 @@ function rawTree(elements: ThriftStruct[]): RawElement {
     if (depth > 64) throw new ParquetFormatError('schema nested too deeply');
     const e = elements[i++];
     if (!e) throw new ParquetFormatError('schema ends early');
+    const name = str(e, 4);
+    if (name === undefined) throw new ParquetFormatError('a schema element without a name');
     const el: RawElement = {
-      name: str(e, 4) ?? '',
+      name,
       type: optNum(e, 1),
       repetition: optNum(e, 3) ?? REQUIRED,
-      numChildren: optNum(e, 5) ?? 0,
+      numChildren: e[5] === undefined ? 0 : count(e, 5, 'num_children', elements.length),
       converted: optNum(e, 6),
       logical: struct(e, 10),
       children: [],
@@ -190,19 +195,33 @@ export function parseFileMeta(fm: ThriftStruct, size: number): FileMeta {
       columns.set(c.name, { node: null, leaves: [], unsupported: e.message });
     }
   }
+  const fileRows = count(fm, 3, 'num_rows');
+  let groupRows = 0;
   const rowGroups = (list(fm, 4) as ThriftStruct[]).map((rg, g) => {
-    const chunks = (list(rg, 1) as ThriftStruct[]).map((cc) => {
+    const numRows = count(rg, 3, `row group ${g} num_rows`, fileRows);
+    groupRows += numRows;
+    const chunks = (list(rg, 1) as ThriftStruct[]).map((cc, c) => {
       if (str(cc, 1) !== undefined) throw new Unsupported('column chunks in another file');
       const md = struct(cc, 3);
       if (!md) throw new ParquetFormatError(`row group ${g}: column chunk without metadata`);
-      const data = num(md, 9, 'data_page_offset');
+      count(cc, 2, 'file_offset'); // required, if unused: parquet-rs refuses a chunk without it
+      const leaf = leaves[c];
+      // The chunk's values are decoded as the schema's type: a chunk of another type is not that column.
+      if (leaf && num(md, 1, 'column type') !== leaf.physical) throw new ParquetFormatError(`row group ${g}, column ${leaf.path.join('.')}: chunk of type ${num(md, 1, 'column type')}, schema type ${leaf.physical}`);
+      const data = count(md, 9, 'data_page_offset');
       const dict = optNum(md, 11);
       const start = dict !== undefined && dict > 0 && dict < data ? dict : data;
-      return { codec: num(md, 4, 'codec'), start, length: num(md, 7, 'total_compressed_size'), numValues: num(md, 5, 'num_values') };
+      const numValues = count(md, 5, 'num_values');
+      // Every row has at least one level entry in every leaf, and exactly one in a leaf outside lists.
+      if (leaf && (leaf.maxRep === 0 ? numValues !== numRows : numValues < numRows)) {
+        throw new ParquetFormatError(`row group ${g}, column ${leaf.path.join('.')}: ${numValues} values for ${numRows} rows`);
+      }
+      return { codec: num(md, 4, 'codec'), start, length: count(md, 7, 'total_compressed_size'), numValues };
     });
     if (chunks.length !== leaves.length) throw new ParquetFormatError(`row group ${g} has ${chunks.length} column chunks, the schema ${leaves.length} leaves`);
-    for (const ch of chunks) if (ch.start < 4 || ch.length < 0 || ch.start + ch.length > size - 8) throw new ParquetFormatError(`row group ${g}: column chunk outside the file`);
-    return { numRows: num(rg, 3, 'num_rows'), chunks };
+    for (const ch of chunks) if (ch.start < 4 || ch.start + ch.length > size - 8) throw new ParquetFormatError(`row group ${g}: column chunk outside the file`);
+    return { numRows, chunks };
   });
-  return { size, numRows: num(fm, 3, 'num_rows'), createdBy: str(fm, 6), columns, leaves, rowGroups };
+  if (groupRows !== fileRows) throw new ParquetFormatError(`row groups hold ${groupRows} rows, the file says ${fileRows}`);
+  return { size, numRows: fileRows, createdBy: str(fm, 6), columns, leaves, rowGroups };
 }

@@ -25,7 +25,7 @@ export function footer(path: string): FileMeta {
     try {
       m = readFooter(path);
     } catch (e) {
-      if (e instanceof ParquetFormatError || e instanceof RangeError) throw corrupt(path, '', e);
+      if (e instanceof ParquetFormatError) throw corrupt(path, '', e);
       throw e;
     }
     footers.set(path, m);
@@ -73,7 +73,7 @@ export function* readRows(path: string, rowGroup: number, columns: readonly stri
     // Run every stream to its end, where it checks its row count.
     for (const ss of streams) for (const s of ss) if (!s.next().done) throw new ParquetFormatError('more rows than expected');
   } catch (e) {
-    if (e instanceof ParquetFormatError || e instanceof RangeError) throw corrupt(path, `row group ${rowGroup}, ${where}`, e);
+    if (e instanceof ParquetFormatError) throw corrupt(path, `row group ${rowGroup}, ${where}`, e);
     throw e;
   } finally {
     closeSync(fd);

@@ -4,11 +4,15 @@
 /** Thrown for bytes that cannot be a valid structure: the callers turn it into a corrupt-file error. */
 export class ParquetFormatError extends Error {}
 
+/** The bytes end inside a structure: a page-header reader may retry with more bytes (column.ts). */
+export class ThriftEndError extends ParquetFormatError {}
+
 export type ThriftValue = boolean | number | Uint8Array | ThriftValue[] | ThriftStruct | Map<ThriftValue, ThriftValue>;
 export interface ThriftStruct {
   [field: number]: ThriftValue | undefined;
 }
 
+/** Structs and collections nested deeper than this are corrupt (parquet's own are at most 4 deep). */
 const MAX_DEPTH = 64;
 
 export class ThriftReader {
@@ -21,7 +25,7 @@ export class ThriftReader {
   }
 
   private byte(): number {
-    if (this.pos >= this.buf.length) throw new RangeError('thrift: read past the end');
+    if (this.pos >= this.buf.length) throw new ThriftEndError('thrift: read past the end');
     return this.buf[this.pos++]!;
   }
 
@@ -43,7 +47,17 @@ export class ThriftReader {
     return v % 2 === 0 ? v / 2 : -(v + 1) / 2;
   }
 
+  private left(): number {
+    return this.buf.length - this.pos;
+  }
+
+  /** A bool inside a list, set or map takes a byte of its own (1 = true; 0 and 2 are false, as parquet-rs reads them). */
+  private element(type: number, depth: number): ThriftValue {
+    return type === 1 || type === 2 ? this.byte() === 1 : this.value(type, depth);
+  }
+
   private value(type: number, depth: number): ThriftValue {
+    if (depth > MAX_DEPTH) throw new ParquetFormatError('thrift: nesting too deep');
     switch (type) {
       case 1:
         return true;
@@ -58,14 +72,14 @@ export class ThriftReader {
       case 6:
         return this.zigzag();
       case 7: {
-        if (this.pos + 8 > this.buf.length) throw new RangeError('thrift: read past the end');
+        if (this.left() < 8) throw new ThriftEndError('thrift: read past the end');
         const v = new DataView(this.buf.buffer, this.buf.byteOffset + this.pos, 8).getFloat64(0, true);
         this.pos += 8;
         return v;
       }
       case 8: {
         const n = this.varint();
-        if (this.pos + n > this.buf.length) throw new RangeError('thrift: binary past the end');
+        if (n > this.left()) throw new ThriftEndError('thrift: binary past the end');
         const v = this.buf.subarray(this.pos, this.pos + n);
         this.pos += n;
         return v;
@@ -76,20 +90,24 @@ export class ThriftReader {
         let n = h >> 4;
         const et = h & 15;
         if (n === 15) n = this.varint();
-        // Every element takes at least one byte: a larger count cannot be real.
-        if (n > this.buf.length - this.pos && et !== 1 && et !== 2) throw new ParquetFormatError('thrift: list longer than its bytes');
+        // Every element takes at least one byte (a bool too, inside a list): a larger count cannot be real.
+        // Checked before the loop, so a claimed 2^30 elements fails at once instead of after 2^30 pushes.
+        if (n > this.left()) throw new ThriftEndError(`thrift: list of ${n} elements in ${this.left()} bytes`);
+        if (n > 0 && (et === 0 || et > 12)) throw new ParquetFormatError(`thrift: list of unknown element type ${et}`);
         const out: ThriftValue[] = [];
-        for (let i = 0; i < n; i++) out.push(et === 1 || et === 2 ? this.byte() === 1 : this.value(et, depth + 1));
+        for (let i = 0; i < n; i++) out.push(this.element(et, depth + 1));
         return out;
       }
       case 11: {
         const n = this.varint();
         const m = new Map<ThriftValue, ThriftValue>();
-        if (n === 0) return m;
+        if (n === 0) return m; // an empty map has no key/value type byte
+        // The type byte, then at least a byte per key and a byte per value.
+        if (2 * n + 1 > this.left()) throw new ThriftEndError(`thrift: map of ${n} entries in ${this.left()} bytes`);
         const kv = this.byte();
         for (let i = 0; i < n; i++) {
-          const k = this.value(kv >> 4, depth + 1);
-          m.set(k, this.value(kv & 15, depth + 1));
+          const k = this.element(kv >> 4, depth + 1);
+          m.set(k, this.element(kv & 15, depth + 1));
         }
         return m;
       }
@@ -115,14 +133,21 @@ export class ThriftReader {
 }
 
 // Typed field access: a missing or mistyped required field is a format error.
+// Integers only: a double or a varint past 2^53 in an integer field is as corrupt as a missing one.
 export function num(s: ThriftStruct, f: number, what: string): number {
   const v = s[f];
-  if (typeof v !== 'number') throw new ParquetFormatError(`missing ${what}`);
+  if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw new ParquetFormatError(`missing ${what}`);
   return v;
 }
 export function optNum(s: ThriftStruct, f: number): number | undefined {
   const v = s[f];
-  return typeof v === 'number' ? v : undefined;
+  return typeof v === 'number' && Number.isSafeInteger(v) ? v : undefined;
+}
+/** A count or size: an integer in 0..max (a negative one would turn a bound check around). */
+export function count(s: ThriftStruct, f: number, what: string, max = Number.MAX_SAFE_INTEGER): number {
+  const v = num(s, f, what);
+  if (v < 0 || v > max) throw new ParquetFormatError(`${what} ${v} outside 0..${max}`);
+  return v;
 }
 export function struct(s: ThriftStruct, f: number): ThriftStruct | undefined {
   const v = s[f];

@@ -1,0 +1,64 @@
+// One reader per process, driven by the fuzzer (parquet-fuzz.mjs) over IPC: `ours` (dist/read/pq, the
+// built reader) or `ref` (parquet-wasm + the Arrow getters the wasm engine uses). The parent owns the
+// watchdog: a case that hangs or aborts this process is killed and reported there.
+import { openAsBlob } from 'node:fs';
+import { tableFromIPC } from 'apache-arrow';
+
+const which = process.argv[2];
+const dist = new URL('../../dist/', import.meta.url);
+const { fileMeta, readRowGroup, Unsupported } = await import(new URL('read/pq/reader.js', dist).href);
+const { UserError } = await import(new URL('errors.js', dist).href);
+const { makeGetter } = await import(new URL('read/arrow-values.js', dist).href);
+const { ParquetFile } = await import('parquet-wasm');
+
+/** Rows wanted by the subset read: every other row, so both the skipping and the reading paths run. */
+const subset = (n) => Array.from({ length: n }, (_, i) => i).filter((i) => i % 2 === 1);
+
+function ours(path, columns) {
+  const groups = fileMeta(path).rowGroupRows;
+  const full = [];
+  const part = [];
+  for (let g = 0; g < groups.length; g++) {
+    full.push(Object.fromEntries(readRowGroup(path, g, columns, null)));
+    part.push(Object.fromEntries(readRowGroup(path, g, columns, subset(groups[g]))));
+  }
+  return { groups, full, part };
+}
+
+async function ref(path, columns) {
+  const f = await ParquetFile.fromFile(await openAsBlob(path));
+  const n = f.metadata().numRowGroups();
+  const groups = [];
+  const full = [];
+  for (let g = 0; g < n; g++) {
+    const out = Object.fromEntries(columns.map((c) => [c, []]));
+    const stream = await f.stream({ rowGroups: [g], columns, batchSize: 64 });
+    for await (const b of stream) {
+      for (const batch of tableFromIPC(b.intoIPCStream()).batches) {
+        for (const c of columns) {
+          const get = makeGetter(batch.data.children[batch.schema.fields.findIndex((fl) => fl.name === c)]);
+          for (let i = 0; i < batch.numRows; i++) out[c].push(get(i));
+        }
+      }
+    }
+    groups.push(out[columns[0]].length);
+    full.push(out);
+  }
+  const part = full.map((o, g) => Object.fromEntries(Object.entries(o).map(([c, v]) => [c, subset(groups[g]).map((i) => v[i])])));
+  return { groups, full, part };
+}
+
+process.on('message', async ({ id, path, columns }) => {
+  let reply;
+  try {
+    const value = which === 'ours' ? ours(path, columns) : await ref(path, columns);
+    reply = { id, kind: 'ok', value };
+  } catch (e) {
+    if (which === 'ours' && e instanceof Unsupported) reply = { id, kind: 'unsupported', message: e.message };
+    else if (which === 'ours' && e instanceof UserError) reply = { id, kind: 'user-error', exitCode: e.exitCode, message: e.message };
+    else reply = { id, kind: 'exception', message: e instanceof Error ? `${e.name}: ${e.message}\n${e.stack}` : String(e) };
+  }
+  reply.maxRssKiB = process.resourceUsage().maxRSS;
+  process.send(reply);
+});
+process.send({ ready: true });
