@@ -17,6 +17,8 @@
 //          --workers 1,2 --threads 2 --duckdb-4x (also scan the 4x file) --no-warmup --no-readme
 //          --other-engines wasm,duckdb (reference rows: the miner with other --engine values) --runs-other N (1)
 //          --rss-guard GiB (14: a run whose process tree exceeds it is killed and reported as failed)
+//          --matrix (writer matrix: rewrite --file with bench/matrix.py and bench/matrix-wasm.mjs into --matrix-dir,
+//          default bench/data/matrix, then mine + DuckDB scan per file; README section 3) --matrix-only a,b --matrix-reuse
 import { parseArgs } from 'node:util';
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -316,8 +318,10 @@ async function runMatrix(opt, facts) {
   lines.push('');
   lines.push('```sh');
   lines.push(`npm run bench -- ${process.argv.slice(2).join(' ')}`.trim());
-  lines.push(`python3 bench/matrix.py --file ${rel(opt.file)} --out ${rel(opt.matrixDir)}`);
-  lines.push(`node bench/matrix-wasm.mjs --file ${rel(opt.file)} --out ${rel(opt.matrixDir)}`);
+  if (!opt.matrixReuse) {
+    lines.push(`python3 bench/matrix.py --file ${rel(opt.file)} --out ${rel(opt.matrixDir)}${pyOnly.length ? ` --only ${pyOnly.join(',')}` : ''}`);
+    lines.push(`node bench/matrix-wasm.mjs --file ${rel(opt.file)} --out ${rel(opt.matrixDir)}${wasmOnly.length ? ` --only ${wasmOnly.join(',')}` : ''}`);
+  }
   lines.push(`/usr/bin/time -f '%e %U %S %M' node bin/divergence-mine mine --parquet F --out <tmp>/x.jsonl --stats <tmp>/stats.json --quiet --force --workers ${w}`);
   lines.push(`/usr/bin/time -f '%e %U %S %M' node bench/run.mjs --scan-child F --threads ${opt.threads}`);
   lines.push('```');
