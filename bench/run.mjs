@@ -311,7 +311,8 @@ async function runMatrix(opt, facts) {
   });
   for (const [k, errs] of Object.entries(failures)) {
     const c = configs.find((x) => x.key === k);
-    lines.push(`- **${c.kind} on ${c.entry.name}: ${errs.length} failed run(s)** (not in the medians): ${errs[0]}`);
+    // Paths relative to the repository: the table is committed to bench/README.md.
+    lines.push(`- **${c.kind} on ${c.entry.name}: ${errs.length} failed run(s)** (not in the medians): ${errs[0].replaceAll(`${ROOT}/`, '')}`);
   }
   lines.push('');
   lines.push('Peak RSS is the max over the runs. Commands (from the repository root; `<tmp>` is a temporary directory, F each file):');
@@ -402,7 +403,7 @@ async function main() {
     lines.push(`| ${c.label} | ${s.runs} | ${fmt(s.wall)} | ${fmt(s.cpu)} | ${fmt(mib(s.rss), 0)} / ${fmt(mib(s.rssMax), 0)} | ${fmt(mib(s.treePeak), 0)} | ${s.walls.map((x) => fmt(x)).join(', ')} |`);
   }
   for (const [k, errs] of Object.entries(failures)) {
-    lines.push(`- **${configs.find((c) => c.key === k).label}: ${errs.length} failed run(s)** (not in the medians): ${errs[0]}`);
+    lines.push(`- **${configs.find((c) => c.key === k).label}: ${errs.length} failed run(s)** (not in the medians): ${errs[0].replaceAll(`${ROOT}/`, '')}`);
   }
   lines.push('');
   const checks = [];
