@@ -17,8 +17,11 @@
 //          --workers 1,2 --threads 2 --duckdb-4x (also scan the 4x file) --no-warmup --no-readme
 //          --other-engines wasm,duckdb (reference rows: the miner with other --engine values) --runs-other N (1)
 //          --rss-guard GiB (14: a run whose process tree exceeds it is killed and reported as failed)
+//          --matrix (writer matrix: rewrite --file with bench/matrix.py and bench/matrix-wasm.mjs into --matrix-dir,
+//          default bench/data/matrix, then mine + DuckDB scan per file; README section 3) --matrix-only a,b --matrix-reuse
 import { parseArgs } from 'node:util';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync, createReadStream, cpSync } from 'node:fs';
 import { cpus, totalmem, tmpdir, loadavg, release } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -31,6 +34,8 @@ const TIME = '/usr/bin/time';
 const README = join(HERE, 'README.md');
 const START = '<!-- bench:results:start -->';
 const END = '<!-- bench:results:end -->';
+const MATRIX_START = '<!-- bench:matrix:start -->';
+const MATRIX_END = '<!-- bench:matrix:end -->';
 const GiB = 1024 ** 3;
 const TARGETS = { wallRatio: 1.5, rssBytes: 1.5 * GiB, rss4x: 1.25, speedup2: 1.6 };
 
@@ -78,6 +83,10 @@ function parseCli(argv) {
       'scan-child': { type: 'string' },
       'other-engines': { type: 'string', default: '' },
       'runs-other': { type: 'string', default: '1' },
+      matrix: { type: 'boolean', default: false },
+      'matrix-dir': { type: 'string', default: join('bench', 'data', 'matrix') },
+      'matrix-only': { type: 'string', default: '' },
+      'matrix-reuse': { type: 'boolean', default: false },
     },
     strict: true,
   });
@@ -88,6 +97,8 @@ function parseCli(argv) {
     duckdb4x: values['duckdb-4x'], warmup: !values['no-warmup'], readme: !values['no-readme'],
     scanChild: values['scan-child'], rssGuard: Number(values['rss-guard']) * GiB,
     otherEngines: values['other-engines'].split(',').filter(Boolean), runsOther: Number(values['runs-other']),
+    matrix: values.matrix, matrixDir: resolve(ROOT, values['matrix-dir']),
+    matrixOnly: values['matrix-only'].split(',').filter(Boolean), matrixReuse: values['matrix-reuse'],
   };
 }
 
@@ -192,6 +203,136 @@ function summarise(samples) {
   };
 }
 
+const rel = (p) => (p.startsWith(`${ROOT}/`) ? relative(ROOT, p) : p);
+
+/**
+ * The miner runs from a snapshot of bin/ + dist/ + package.json (under the git-ignored bench/out/), so that a
+ * rebuild of dist/ by someone else during a long benchmark cannot change the code being measured.
+ */
+function snapshotMiner() {
+  mkdirSync(join(HERE, 'out'), { recursive: true });
+  const snap = mkdtempSync(join(HERE, 'out', 'snap-'));
+  cpSync(join(ROOT, 'dist'), join(snap, 'dist'), { recursive: true });
+  cpSync(join(ROOT, 'bin'), join(snap, 'bin'), { recursive: true });
+  cpSync(join(ROOT, 'package.json'), join(snap, 'package.json'));
+  return { snap, snapBin: join(snap, 'bin', 'divergence-mine') };
+}
+
+function replaceSection(start, end, section) {
+  const text = existsSync(README) ? readFileSync(README, 'utf8') : '# Benchmark\n';
+  const i = text.indexOf(start), j = text.indexOf(end);
+  const next = i >= 0 && j > i ? `${text.slice(0, i + start.length)}\n${section}\n${text.slice(j)}` : `${text.trimEnd()}\n\n${start}\n${section}\n${end}\n`;
+  writeFileSync(README, next);
+  console.error(`bench: results written to ${rel(README)}`);
+}
+
+/** Runs one writer script of the matrix; its stdout is one JSON line per file written. */
+function runWriter(argv, what) {
+  const r = spawnSync(argv[0], argv.slice(1), { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 16 << 20, encoding: 'utf8' });
+  if (r.error?.code === 'ENOENT') { console.error(`bench: ${argv[0]} not found: skipping the ${what} writers`); return []; }
+  if (r.status !== 0) throw new Error(`${argv.join(' ')} exited with ${r.status ?? r.signal}`);
+  return r.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+}
+
+/**
+ * Writer-matrix mode: rewrite --file with every writer / codec (bench/matrix.py: pyarrow, polars, DuckDB;
+ * bench/matrix-wasm.mjs: parquet-rs), then for each file (and the input) measure the miner and the
+ * DuckDB scan, interleaved, and check that the miner's output is byte-identical to the input's.
+ */
+async function runMatrix(opt, facts) {
+  mkdirSync(opt.matrixDir, { recursive: true });
+  const wasmPrefix = 'parquet-rs-';
+  const pyOnly = opt.matrixOnly.filter((n) => !n.startsWith(wasmPrefix));
+  const wasmOnly = opt.matrixOnly.filter((n) => n.startsWith(wasmPrefix)).map((n) => n.slice(wasmPrefix.length));
+  let written = [];
+  if (opt.matrixReuse) {
+    // Files already in the folder, from an earlier run; their writer versions are not known here.
+    written = readdirSync(opt.matrixDir).filter((f) => f.endsWith('.parquet')).sort()
+      .map((f) => ({ name: f.replace(/\.parquet$/, ''), writer: '?', version: '?', seconds: null }))
+      .filter((w) => !opt.matrixOnly.length || opt.matrixOnly.includes(w.name));
+  } else {
+    if (!opt.matrixOnly.length || pyOnly.length) {
+      written.push(...runWriter(['python3', join(HERE, 'matrix.py'), '--file', opt.file, '--out', opt.matrixDir, ...(pyOnly.length ? ['--only', pyOnly.join(',')] : [])], 'pyarrow, polars and DuckDB'));
+    }
+    if (!opt.matrixOnly.length || wasmOnly.length) {
+      written.push(...runWriter(['node', join(HERE, 'matrix-wasm.mjs'), '--file', opt.file, '--out', opt.matrixDir, ...(wasmOnly.length ? ['--only', wasmOnly.join(',')] : [])], 'parquet-rs'));
+    }
+  }
+  const entries = [{ name: `input (${rel(opt.file)})`, writer: '', version: '', seconds: null, file: opt.file },
+    ...written.map((w) => ({ ...w, file: join(opt.matrixDir, `${w.name}.parquet`) }))];
+  const tmp = mkdtempSync(join(tmpdir(), 'dm-bench-'));
+  const { snap, snapBin } = snapshotMiner();
+  const w = Math.max(...opt.workers);
+  const out = join(tmp, 'x.jsonl');
+  const configs = entries.flatMap((e, i) => [
+    { key: `m${i}`, entry: e, kind: 'miner', argv: ['node', snapBin, 'mine', '--parquet', e.file, '--out', out, '--stats', join(tmp, 'stats.json'), '--quiet', '--force', '--workers', String(w)] },
+    { key: `d${i}`, entry: e, kind: 'duckdb', argv: ['node', join(HERE, 'run.mjs'), '--scan-child', e.file, '--threads', String(opt.threads)] },
+  ]);
+  const results = {};
+  const failures = {};
+  const hashes = {};
+  try {
+    if (opt.warmup) for (const e of entries) await warm(e.file);
+    for (let r = 0; r < opt.runs; r++) {
+      for (const c of configs) {
+        let s;
+        try {
+          s = await timed(c.argv, ROOT, opt.rssGuard);
+        } catch (e) {
+          (failures[c.key] ??= []).push(String(e.message ?? e).split('\n').slice(0, 3).join(' | '));
+          console.error(`bench: run ${r + 1} ${c.kind} ${c.entry.name}: FAILED: ${e.message ?? e}`);
+          continue;
+        }
+        if (c.kind === 'miner') (hashes[c.key] ??= new Set()).add(createHash('sha256').update(readFileSync(out)).digest('hex'));
+        (results[c.key] ??= []).push(s);
+        console.error(`bench: run ${r + 1} ${c.kind} ${c.entry.name}: wall ${fmt(s.wall)} s, max RSS ${fmt(mib(s.rss), 0)} MiB`);
+      }
+    }
+  } finally { rmSync(tmp, { recursive: true, force: true }); rmSync(snap, { recursive: true, force: true }); }
+  facts.loadavg_end = loadavg().map((x) => +x.toFixed(2));
+
+  const S = Object.fromEntries(Object.entries(results).map(([k, v]) => [k, summarise(v)]));
+  const inputHash = hashes.m0?.size === 1 ? [...hashes.m0][0] : null;
+  const lines = [];
+  lines.push(`Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC by \`bench/run.mjs --matrix\`.`);
+  lines.push('');
+  lines.push(`- input: \`${rel(opt.file)}\` (${(bytesOf(opt.file) / 1e6).toFixed(1)} MB), rewritten into \`${rel(opt.matrixDir)}/\``);
+  lines.push(`- machine: ${facts.nproc} CPUs (${facts.cpu}), ${facts.memory_gib} GiB RAM, ${facts.os}; node ${facts.node}; @duckdb/node-api ${facts.duckdb ?? '?'}`);
+  lines.push(`- load average at start ${facts.loadavg_start.join(' / ')}, at end ${facts.loadavg_end.join(' / ')} (the machine may be shared: compare ratios, not absolutes)`);
+  lines.push(`- medians of ${opt.runs} run(s), every file and both measurements interleaved; miner \`--workers ${w}\`, DuckDB scan threads=${opt.threads}; page cache warmed first: ${opt.warmup ? 'yes' : 'no'}`);
+  lines.push('');
+  lines.push('| file | writer | size MB | rewrite s | mine wall s | mine CPU s | mine peak RSS MiB | DuckDB scan wall s | DuckDB peak RSS MiB | mine / DuckDB wall | output = input\'s |');
+  lines.push('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|');
+  entries.forEach((e, i) => {
+    const m = S[`m${i}`], d = S[`d${i}`];
+    const h = hashes[`m${i}`];
+    const same = !h ? '-' : i === 0 ? (h.size === 1 ? 'reference' : '**runs differ**') : h.size === 1 && [...h][0] === inputHash ? 'yes' : '**no**';
+    lines.push(`| ${e.name} | ${e.writer ? `${e.writer} ${e.version}` : '-'} | ${(statSync(e.file).size / 1e6).toFixed(1)} | ${fmt(e.seconds, 1)} | ${fmt(m?.wall)} | ${fmt(m?.cpu)} | ${m ? fmt(mib(m.rssMax), 0) : '-'} | ${fmt(d?.wall)} | ${d ? fmt(mib(d.rssMax), 0) : '-'} | ${m && d ? fmt(m.wall / d.wall) : '-'} | ${same} |`);
+  });
+  for (const [k, errs] of Object.entries(failures)) {
+    const c = configs.find((x) => x.key === k);
+    // Paths relative to the repository: the table is committed to bench/README.md.
+    lines.push(`- **${c.kind} on ${c.entry.name}: ${errs.length} failed run(s)** (not in the medians): ${errs[0].replaceAll(`${ROOT}/`, '')}`);
+  }
+  lines.push('');
+  lines.push('Peak RSS is the max over the runs. Commands (from the repository root; `<tmp>` is a temporary directory, F each file):');
+  lines.push('');
+  lines.push('```sh');
+  lines.push(`npm run bench -- ${process.argv.slice(2).join(' ')}`.trim());
+  if (!opt.matrixReuse) {
+    lines.push(`python3 bench/matrix.py --file ${rel(opt.file)} --out ${rel(opt.matrixDir)}${pyOnly.length ? ` --only ${pyOnly.join(',')}` : ''}`);
+    lines.push(`node bench/matrix-wasm.mjs --file ${rel(opt.file)} --out ${rel(opt.matrixDir)}${wasmOnly.length ? ` --only ${wasmOnly.join(',')}` : ''}`);
+  }
+  lines.push(`/usr/bin/time -f '%e %U %S %M' node bin/divergence-mine mine --parquet F --out <tmp>/x.jsonl --stats <tmp>/stats.json --quiet --force --workers ${w}`);
+  lines.push(`/usr/bin/time -f '%e %U %S %M' node bench/run.mjs --scan-child F --threads ${opt.threads}`);
+  lines.push('```');
+  const section = lines.join('\n');
+  process.stdout.write(`${section}\n`);
+  if (opt.readme) replaceSection(MATRIX_START, MATRIX_END, section);
+  const bad = entries.some((e, i) => i > 0 && hashes[`m${i}`] && !(hashes[`m${i}`].size === 1 && [...hashes[`m${i}`]][0] === inputHash));
+  if (Object.keys(failures).length || bad) process.exitCode = 1;
+}
+
 async function main() {
   const opt = parseCli(process.argv.slice(2));
   if (opt.scanChild) return scanChild(opt.scanChild, opt.threads);
@@ -199,16 +340,9 @@ async function main() {
   if (!existsSync(join(ROOT, 'dist', 'cli.js'))) throw new Error('dist/cli.js missing: run `npm run build` (npm run bench builds first)');
   for (const f of [opt.file, opt.file4x]) if (f && !existsSync(f)) throw new Error(`${f} not found: generate it with npm run bench:gen (see bench/README.md)`);
   const facts = await machineFacts();
+  if (opt.matrix) return runMatrix(opt, facts);
   const tmp = mkdtempSync(join(tmpdir(), 'dm-bench-'));
-  // The miner runs from a snapshot of bin/ + dist/ + package.json (under the git-ignored bench/out/), so that a
-  // rebuild of dist/ by someone else during a long benchmark cannot change the code being measured.
-  mkdirSync(join(HERE, 'out'), { recursive: true });
-  const snap = mkdtempSync(join(HERE, 'out', 'snap-'));
-  cpSync(join(ROOT, 'dist'), join(snap, 'dist'), { recursive: true });
-  cpSync(join(ROOT, 'bin'), join(snap, 'bin'), { recursive: true });
-  cpSync(join(ROOT, 'package.json'), join(snap, 'package.json'));
-  const snapBin = join(snap, 'bin', 'divergence-mine');
-  const rel = (p) => (p.startsWith(`${ROOT}/`) ? relative(ROOT, p) : p);
+  const { snap, snapBin } = snapshotMiner();
   const minerArgv = (file, w, engine) => ['node', snapBin, 'mine', '--parquet', file, '--out', join(tmp, 'x.jsonl'), '--stats', join(tmp, 'stats.json'),
     '--quiet', '--force', '--workers', String(w), ...(engine ? ['--engine', engine] : [])];
   const duckArgv = (file) => ['node', join(HERE, 'run.mjs'), '--scan-child', file, '--threads', String(opt.threads)];
@@ -269,7 +403,7 @@ async function main() {
     lines.push(`| ${c.label} | ${s.runs} | ${fmt(s.wall)} | ${fmt(s.cpu)} | ${fmt(mib(s.rss), 0)} / ${fmt(mib(s.rssMax), 0)} | ${fmt(mib(s.treePeak), 0)} | ${s.walls.map((x) => fmt(x)).join(', ')} |`);
   }
   for (const [k, errs] of Object.entries(failures)) {
-    lines.push(`- **${configs.find((c) => c.key === k).label}: ${errs.length} failed run(s)** (not in the medians): ${errs[0]}`);
+    lines.push(`- **${configs.find((c) => c.key === k).label}: ${errs.length} failed run(s)** (not in the medians): ${errs[0].replaceAll(`${ROOT}/`, '')}`);
   }
   lines.push('');
   const checks = [];
@@ -318,13 +452,7 @@ async function main() {
   lines.push('```');
   const section = lines.join('\n');
   process.stdout.write(`${section}\n`);
-  if (opt.readme) {
-    const text = existsSync(README) ? readFileSync(README, 'utf8') : `# Benchmark\n\n${START}\n${END}\n`;
-    const i = text.indexOf(START), j = text.indexOf(END);
-    const next = i >= 0 && j > i ? `${text.slice(0, i + START.length)}\n${section}\n${text.slice(j)}` : `${text.trimEnd()}\n\n${START}\n${section}\n${END}\n`;
-    writeFileSync(README, next);
-    console.error(`bench: results written to ${rel(README)}`);
-  }
+  if (opt.readme) replaceSection(START, END, section);
   writeFileSync(join(tmpdir(), 'dm-bench-last.json'), JSON.stringify({ facts, options: opt, results, failures, summary: S }, null, 1));
   if (Object.keys(failures).length) process.exitCode = 1;
 }
