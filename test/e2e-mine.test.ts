@@ -160,7 +160,7 @@ afterAll(() => {
 it('has the expected fixture set', () => {
   expect(expectations.map((e) => e.fixture)).toEqual([
     'edges', 'edges.reasoning-note', 'edges.reasoning-think', 'edges.similarity',
-    'forks', 'labels', 'sampling', 'sampling.seed1', 'surrogates',
+    'forks', 'labels', 'sampling', 'sampling.k2-cap2', 'sampling.k6-cap5', 'sampling.seed1', 'surrogates',
   ]);
 });
 
