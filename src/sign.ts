@@ -11,7 +11,9 @@ const ARRAY_INDEX = /^(?:0|[1-9]\d*)$/;
 export function canonArguments(args: unknown, reasoningKeys: ReadonlySet<string>): string {
   if (args !== null && typeof args === 'object' && !Array.isArray(args)) {
     const keys = Object.keys(args).filter((k) => !reasoningKeys.has(k)).sort();
-    const kept: Record<string, unknown> = {};
+    // No prototype: on a plain object `kept["__proto__"] = v` would set the prototype and drop the key,
+    // but "__proto__" is data like any other key (contract v2 9.9).
+    const kept = Object.create(null) as Record<string, unknown>;
     // Fast path, the usual tool call: flat values and no index-like key (V8 would list those first,
     // out of sorted order). Native JSON.stringify then writes exactly what stableStringify would.
     let flat = true;
