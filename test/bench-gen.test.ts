@@ -24,7 +24,7 @@ const ROWS = 600;
 const ROW_GROUP = 256;
 // The full real sample gives realistic sizes; the trimmed fixture rows are enough for structure.
 const SAMPLE = [process.env.DM_NEBIUS_SAMPLE, join(ROOT, 'fixtures', 'nebius-openhands-sample.json'),
-  '/work/shared/data/nebius-openhands-sample.json', join(ROOT, 'fixtures', 'source', 'nebius-openhands-trimmed.json')]
+  join(ROOT, 'fixtures', 'source', 'nebius-openhands-sample.json'), join(ROOT, 'fixtures', 'source', 'nebius-openhands-trimmed.json')]
   .find((p): p is string => !!p && existsSync(p));
 
 type PlantedPair = [string, string, string, number | null, number | null, string, number | null];

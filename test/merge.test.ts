@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = join(ROOT, 'bin', 'divergence-mine');
-const SAMPLE = ['/work/shared/data/nebius-openhands-sample.json', join(ROOT, 'fixtures', 'source', 'nebius-openhands-trimmed.json')].find((p) => existsSync(p))!;
+const SAMPLE = [join(ROOT, 'fixtures', 'source', 'nebius-openhands-sample.json'), join(ROOT, 'fixtures', 'source', 'nebius-openhands-trimmed.json')].find((p) => existsSync(p))!;
 
 let dir = '';
 

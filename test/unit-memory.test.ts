@@ -1,5 +1,5 @@
 // Small end-to-end tables for src/memory.ts (mineRows: the whole contract over rows in memory).
-// Every expected row and counter set is worked out from /work/shared/spec/mining-contract.md.
+// Every expected row and counter set is worked out from the mining contract (README "Mining contract").
 // SHA-256 ranks (contract section 4) were computed with coreutils `printf '<seed>:<id>' | sha256sum`:
 //   seed 0: r4 296f.. < r3 3a82.. < r2 3fd1.. < r1 a248..;  f1 4236.. < f2 c7b1..
 //   seed 7: r1 3981.. < r2 c816..;                          f2 180a.. < f1 7cd2..

@@ -14,7 +14,7 @@ import stringify from 'fast-json-stable-stringify';
 import similarity from 'string-similarity';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const samplePath = process.argv[2] ?? '/work/shared/data/nebius-openhands-sample.json';
+const samplePath = process.argv[2] ?? new URL('../../fixtures/source/nebius-openhands-sample.json', import.meta.url).pathname;
 const rows = JSON.parse(readFileSync(samplePath, 'utf8'));
 const byInstance = Object.fromEntries(rows.map((r) => [r.instance_id, r]));
 

@@ -1,5 +1,5 @@
 // Small fixtures for the robustness tests (errors, fuzz, determinism), built at test time in a temp
-// folder from the real upstream rows in /work/shared/data/nebius-openhands-sample.json.
+// folder from the real upstream rows in fixtures/source/nebius-openhands-sample.json.
 //
 // Data: nebius/SWE-rebench-openhands-trajectories, CC-BY-4.0, © Nebius. Citation: Trofimova et al.,
 // "OpenHands Trajectories with Qwen3-Coder-480B-A35B-Instruct", Nebius blog, 2025. Every fixture
@@ -16,11 +16,7 @@ export { UPSTREAM_COLUMNS, writeUpstreamParquet };
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const BIN = join(ROOT, 'bin/divergence-mine');
-const SAMPLE_CANDIDATES = [
-  process.env.DM_SAMPLE_JSON,
-  '/work/shared/data/nebius-openhands-sample.json',
-  join(ROOT, 'fixtures/nebius-openhands-sample.json'),
-].filter(Boolean);
+const SAMPLE_CANDIDATES = [process.env.DM_SAMPLE_JSON, join(ROOT, 'fixtures/source/nebius-openhands-sample.json')].filter(Boolean);
 
 export const SAMPLE_PATH = SAMPLE_CANDIDATES.find((p) => existsSync(p)) ?? null;
 
