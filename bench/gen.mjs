@@ -89,7 +89,7 @@ const sha256hex = (s) => createHash('sha256').update(s).digest('hex');
 // Corpus: texts of the real rows, split by kind, with workspace paths replaced by placeholders.
 function defaultSamplePath() {
   const cands = [process.env.DM_NEBIUS_SAMPLE, join(ROOT, 'fixtures', 'nebius-openhands-sample.json'),
-    '/work/shared/data/nebius-openhands-sample.json',
+    join(ROOT, 'fixtures', 'source', 'nebius-openhands-sample.json'),
     // Last resort (tests): the trimmed fixture rows; structure and forks are the same, sizes are not realistic.
     join(ROOT, 'fixtures', 'source', 'nebius-openhands-trimmed.json')].filter(Boolean);
   for (const c of cands) if (existsSync(c)) return c;
