@@ -10,12 +10,25 @@ import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { tableFromIPC } from 'apache-arrow';
 import { readParquet } from 'parquet-wasm';
+// the contract's reference walker (imports nothing from src/): what every run must produce
+import { referenceMine } from '../fixtures/reference-walker.mjs';
 import { ROOT, forkedRows, mapLimit, regroupParquet, runCli, tempDir, writeJsonl, writeUpstreamParquet } from './support/robust-fixtures.mjs';
 
 type Row = Record<string, unknown> & { trajectory: Record<string, unknown>[] };
 
 let root = '';
 let rowCount = 0;
+let inputRows: Row[] = [];
+/** Reference output for `mine` options given as CLI arguments (only the ones used here). */
+function reference(options: string[]) {
+  const arg = (name: string) => (options.includes(name) ? options[options.indexOf(name) + 1] : undefined);
+  const o: Record<string, unknown> = {};
+  if (arg('--seed') !== undefined) o.seed = arg('--seed');
+  if (arg('--max-per-side') !== undefined) o.maxPerSide = Number(arg('--max-per-side'));
+  if (arg('--max-pairs-per-instance') !== undefined) o.maxPairs = Number(arg('--max-pairs-per-instance'));
+  return referenceMine(inputRows, o) as { counters: Record<string, number>; rows: Record<string, unknown>[] };
+}
+const jsonlOf = (b: Buffer) => b.toString('utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
 const PARTS = 4;
 
 /** Input variants: the same rows in the same order. */
@@ -69,6 +82,7 @@ beforeAll(async () => {
   dup.trajectory[dup.trajectory.length - 1]!.content = 'a different ending';
   rows.push(dup);
   rowCount = rows.length;
+  inputRows = rows;
   await writeUpstreamParquet(join(root, 'one.parquet'), rows);
   regroupParquet(join(root, 'one.parquet'), join(root, 'grouped.parquet'), 37);
   writeJsonl(join(root, 'one.jsonl'), rows);
@@ -91,7 +105,6 @@ describe('determinism', () => {
     ['seed 0, defaults', []],
     ['seed 7, --max-per-side 2', ['--seed', '7', '--max-per-side', '2']],
   ];
-  const jsonlByOptions = new Map<string, Buffer>();
 
   for (const [name, options] of SEEDS) {
     it(`${name}: JSONL identical across runs, workers and input splits`, async () => {
@@ -109,17 +122,18 @@ describe('determinism', () => {
       const results = await mapLimit(plan, 2, ([input, workers]) => mine(input, workers, options, 'jsonl'));
       expect(results[0]!.counters.trajectories_read).toBe(rowCount);
       expect(results[0]!.counters.duplicate_trajectory_ids).toBe(1);
-      expect(results[0]!.counters.pairs_emitted).toBeGreaterThan(20);
+      const ref = reference(options);
+      expect(results[0]!.counters).toEqual(ref.counters);
+      expect(jsonlOf(results[0]!.out)).toStrictEqual(ref.rows);
       expectAllIdentical(results);
-      jsonlByOptions.set(name, results[0]!.out);
     }, 300_000);
   }
 
-  it('the seed changes the sample (so the runs above compare something)', () => {
-    const a = jsonlByOptions.get(SEEDS[0]![0]);
-    const b = jsonlByOptions.get(SEEDS[1]![0]);
-    expect(a && b).toBeTruthy();
-    expect(a!.equals(b!)).toBe(false);
+  it('the two option sets expect different rows (so the runs above compare something)', () => {
+    const [a, b] = SEEDS.map(([, options]) => reference(options).rows);
+    expect(a!.length).toBeGreaterThan(20);
+    expect(b!.length).toBeGreaterThan(20);
+    expect(a).not.toStrictEqual(b);
   });
 
   it('parquet output (more than one 256-row batch) identical across runs, workers and splits', async () => {
@@ -132,12 +146,15 @@ describe('determinism', () => {
       ['one JSONL file', 2],
     ];
     const results = await mapLimit(plan, 2, ([input, workers]) => mine(input, workers, options, 'parquet'));
-    expect(results[0]!.counters.pairs_emitted).toBeGreaterThan(256);
+    const ref = reference(options);
+    expect(ref.rows.length).toBeGreaterThan(256);
+    expect(results[0]!.counters).toEqual(ref.counters);
     expectAllIdentical(results);
 
-    // The parquet rows are the JSONL rows.
+    // The parquet rows are the JSONL rows, and those are the reference rows.
     const jsonl = await mine('one parquet file', 2, options, 'jsonl');
-    const lines = jsonl.out.toString('utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = jsonlOf(jsonl.out);
+    expect(lines).toStrictEqual(ref.rows);
     const table = tableFromIPC(readParquet(new Uint8Array(results[0]!.out)).intoIPCStream());
     expect(table.numRows).toBe(lines.length);
     const pick = (r: Record<string, unknown>) => [r.instance_id, r.chosen_trajectory_id, r.rejected_trajectory_id, r.divergence_msg_index, r.divergence_turn, r.action_similarity];

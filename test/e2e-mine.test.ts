@@ -39,6 +39,10 @@ interface Expected {
   variants: { file: string; format: 'parquet' | 'jsonl' }[];
   counters: Record<string, number>;
   pairs: ExpectedPair[];
+  /** the whole output rows, from the reference walker in fixtures/build.mjs */
+  rows: OutRow[];
+  /** the counters table as printed at the end of stderr */
+  table: string;
   trajectory_labels: Record<string, string>;
 }
 interface SourceCall { id: string; type: string; function: { name: string; arguments: unknown } }
@@ -138,6 +142,12 @@ const expectations: Expected[] = readdirSync(join(FIXTURES, 'expected'))
   .sort()
   .map((f) => JSON.parse(readFileSync(join(FIXTURES, 'expected', f), 'utf8')) as Expected);
 
+const MESSAGE_FIELDS = ['role', 'content', 'name', 'tool_call_id', 'tool_calls'] as const;
+const ROW_KEYS = [
+  'prompt', 'chosen', 'rejected', 'instance_id', 'repo', 'chosen_trajectory_id',
+  'rejected_trajectory_id', 'divergence_turn', 'divergence_msg_index', 'action_similarity',
+];
+
 let work: string;
 beforeAll(() => {
   if (!existsSync(join(ROOT, 'dist', 'cli.js'))) throw new Error('dist/cli.js is missing: run `npm run build` first');
@@ -148,59 +158,77 @@ afterAll(() => {
 });
 
 it('has the expected fixture set', () => {
-  expect(expectations.map((e) => e.fixture)).toEqual(['forks', 'labels', 'sampling', 'sampling.seed1']);
+  expect(expectations.map((e) => e.fixture)).toEqual([
+    'edges', 'edges.reasoning-note', 'edges.reasoning-think', 'edges.similarity',
+    'forks', 'labels', 'sampling', 'sampling.k2-cap2', 'sampling.k6-cap5', 'sampling.seed1', 'surrogates',
+  ]);
 });
+
+it('runs every option of `mine` that changes the contract output in some fixture', () => {
+  const used = new Set(expectations.flatMap((e) => e.args.filter((a) => a.startsWith('--'))));
+  expect([...used].sort()).toEqual(['--max-pairs-per-instance', '--max-per-side', '--min-similarity-skip', '--reasoning-keys', '--seed']);
+});
+
+/** Each call gets its own folder, so no test reads what another one wrote. */
+let runNo = 0;
+async function mine(exp: Expected, file: string, format: string, out: string, extra: string[] = []) {
+  const dir = join(work, `${exp.fixture}--${file}--${++runNo}`);
+  mkdirSync(dir, { recursive: true });
+  const args = ['mine', `--${format}`, join(FIXTURES, file), '--out', join(dir, out), '--stats', join(dir, 'stats.json'), ...extra, ...exp.args];
+  const r = await run(args, dir);
+  return { ...r, dir, out: join(dir, out) };
+}
+
+async function readParquetRows(path: string): Promise<{ types: Record<string, string>; rows: Record<string, unknown>[] }> {
+  const instance = await DuckDBInstance.create(':memory:');
+  const conn = await instance.connect();
+  try {
+    const p = path.replaceAll("'", "''");
+    const d = await conn.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet('${p}')`);
+    const types = Object.fromEntries(d.getRowObjectsJS().map((x) => [String(x.column_name), String(x.column_type)]));
+    const res = await conn.runAndReadAll(`SELECT * FROM read_parquet('${p}')`);
+    const rows = res.getRowObjectsJS().map((x) =>
+      Object.fromEntries(Object.entries(x).map(([k, v]) => [k, typeof v === 'bigint' ? Number(v) : v])),
+    );
+    return { types, rows };
+  } finally {
+    conn.closeSync();
+    instance.closeSync();
+  }
+}
+
+/** A JSONL message as a parquet struct: all five fields, absent ones null. */
+function asStruct(m: Emitted): Record<string, unknown> {
+  return Object.fromEntries(MESSAGE_FIELDS.map((f) => [f, m[f] ?? null]));
+}
 
 for (const exp of expectations) {
   describe(`fixture ${exp.fixture}`, () => {
-    const outputs = new Map<string, Buffer>();
-    const dirOf = (file: string, tag = 'run') => join(work, `${exp.fixture}--${file}--${tag}`);
-
-    async function mine(file: string, format: string, tag = 'run', out = 'pairs.jsonl') {
-      const dir = dirOf(file, tag);
-      rmSync(dir, { recursive: true, force: true });
-      mkdirSync(dir, { recursive: true });
-      const args = ['mine', `--${format}`, join(FIXTURES, file), '--out', join(dir, out), '--stats', join(dir, 'stats.json'), '--quiet', ...exp.args];
-      const r = await run(args, dir);
-      return { ...r, dir };
-    }
+    const label = (id: string) => exp.trajectory_labels[id] ?? id;
+    const expectedBytes = exp.rows.map((r) => JSON.stringify(r) + '\n').join('');
 
     for (const v of exp.variants) {
       it(`mines ${v.file} ${exp.args.join(' ')}`.trim(), async () => {
-        const r = await mine(v.file, v.format);
+        const r = await mine(exp, v.file, v.format, 'pairs.jsonl');
         expect(r.code, r.stderr).toBe(0);
 
         const stats = JSON.parse(readFileSync(join(r.dir, 'stats.json'), 'utf8'));
         expect(Object.keys(stats.counters).sort()).toEqual([...COUNTER_NAMES].sort());
         expect(stats.counters).toEqual(exp.counters);
-        const c = stats.counters as Record<string, number>;
-        expect(c.pairs_walked).toBe(
-          (c.no_divergence ?? 0) + (c.environment_divergence ?? 0) + (c.near_duplicate ?? 0) +
-            (c.exact_duplicate ?? 0) + (c.capped ?? 0) + (c.pairs_emitted ?? 0),
+        // the table as printed: the last lines of stderr, exactly
+        expect(r.stderr.endsWith('\n' + exp.table), r.stderr).toBe(true);
+
+        // whole rows, as parsed values and as bytes (same bytes for every twin input and every run)
+        const rows = readJsonl<OutRow>(r.out);
+        rows.forEach((row) => expect(Object.keys(row)).toEqual(ROW_KEYS));
+        expect(rows.map((x) => [label(x.chosen_trajectory_id), label(x.rejected_trajectory_id)])).toEqual(
+          exp.rows.map((x) => [label(x.chosen_trajectory_id), label(x.rejected_trajectory_id)]),
         );
+        expect(rows).toStrictEqual(exp.rows);
+        expect(readFileSync(r.out, 'utf8')).toBe(expectedBytes);
+        expect(rows.map((x) => x.prompt.length)).toEqual(exp.pairs.map((p) => p.prompt_length));
 
-        const bytes = readFileSync(join(r.dir, 'pairs.jsonl'));
-        outputs.set(v.file, bytes);
-        const rows = readJsonl<OutRow>(join(r.dir, 'pairs.jsonl'));
-        expect(rows.length).toBe(exp.pairs.length);
-        const label = (id: string) => exp.trajectory_labels[id] ?? id;
-        rows.forEach((row, k) => {
-          const e = exp.pairs[k]!;
-          const where = `row ${k} (${label(e.chosen_trajectory_id)} x ${label(e.rejected_trajectory_id)})`;
-          expect(Object.keys(row), where).toEqual([
-            'prompt', 'chosen', 'rejected', 'instance_id', 'repo', 'chosen_trajectory_id',
-            'rejected_trajectory_id', 'divergence_turn', 'divergence_msg_index', 'action_similarity',
-          ]);
-          expect(row.instance_id, where).toBe(e.instance_id);
-          expect(row.chosen_trajectory_id, where).toBe(e.chosen_trajectory_id);
-          expect(row.rejected_trajectory_id, where).toBe(e.rejected_trajectory_id);
-          expect(row.divergence_turn, where).toBe(e.divergence_turn);
-          expect(row.divergence_msg_index, where).toBe(e.divergence_msg_index);
-          expect(Math.abs(row.action_similarity - e.action_similarity), where).toBeLessThanOrEqual(1e-12);
-          expect(row.prompt.length, where).toBe(e.prompt_length);
-        });
-
-        // prompt / chosen / rejected of every row against the hand normalisation of the source rows
+        // second derivation: prompt / chosen / rejected by hand from the source rows
         const src = sourceRows(exp);
         rows.forEach((row, k) => {
           const R = src.get(row.chosen_trajectory_id)!;
@@ -217,42 +245,36 @@ for (const exp of expectations) {
       }, RUN_TIMEOUT);
     }
 
-    it('gives byte-identical output for every twin input', () => {
-      const first = outputs.get(exp.variants[0]!.file);
-      expect(first, 'first variant did not run').toBeDefined();
-      for (const v of exp.variants.slice(1)) {
-        const b = outputs.get(v.file);
-        expect(b, `${v.file} did not run`).toBeDefined();
-        expect(b!.equals(first!), `${v.file} vs ${exp.variants[0]!.file}`).toBe(true);
-      }
-    });
-
-    it('gives byte-identical output across two runs', async () => {
+    it('writes published-shape parquet that DuckDB reads back field by field as the JSONL rows', async () => {
       const v = exp.variants[0]!;
-      const r = await mine(v.file, v.format, 'again');
-      expect(r.code, r.stderr).toBe(0);
-      const first = outputs.get(v.file);
-      expect(first).toBeDefined();
-      expect(readFileSync(join(r.dir, 'pairs.jsonl')).equals(first!)).toBe(true);
-    }, RUN_TIMEOUT);
-
-    it('writes parquet output that DuckDB reads with the same rows', async () => {
-      const v = exp.variants[0]!;
-      const r = await mine(v.file, v.format, 'parquet', 'pairs.parquet');
-      expect(r.code, r.stderr).toBe(0);
-      const instance = await DuckDBInstance.create(':memory:');
-      const conn = await instance.connect();
-      try {
-        const path = join(r.dir, 'pairs.parquet').replaceAll("'", "''");
-        const res = await conn.runAndReadAll(
-          `SELECT chosen_trajectory_id, rejected_trajectory_id, divergence_msg_index FROM read_parquet('${path}')`,
-        );
-        const got = res.getRows().map((x) => [String(x[0]), String(x[1]), Number(x[2])]);
-        expect(got).toEqual(exp.pairs.map((p) => [p.chosen_trajectory_id, p.rejected_trajectory_id, p.divergence_msg_index]));
-      } finally {
-        conn.closeSync();
-        instance.closeSync();
-      }
+      const [pq, jl] = [await mine(exp, v.file, v.format, 'pairs.parquet', ['--quiet']), await mine(exp, v.file, v.format, 'pairs.jsonl', ['--quiet'])];
+      expect(pq.code, pq.stderr).toBe(0);
+      expect(jl.code, jl.stderr).toBe(0);
+      const jsonl = readJsonl<OutRow>(jl.out);
+      expect(jsonl).toStrictEqual(exp.rows);
+      const { types, rows } = await readParquetRows(pq.out);
+      const msg = 'STRUCT("role" VARCHAR, "content" VARCHAR, "name" VARCHAR, tool_call_id VARCHAR, tool_calls VARCHAR)';
+      expect(types).toEqual({
+        prompt: `${msg}[]`,
+        chosen: msg,
+        rejected: msg,
+        instance_id: 'VARCHAR',
+        repo: 'VARCHAR',
+        chosen_trajectory_id: 'VARCHAR',
+        rejected_trajectory_id: 'VARCHAR',
+        divergence_turn: 'BIGINT',
+        divergence_msg_index: 'BIGINT',
+        action_similarity: 'DOUBLE',
+      });
+      expect(rows.length).toBe(jsonl.length);
+      rows.forEach((row, k) => {
+        const j = jsonl[k]!;
+        const where = `row ${k} (${label(j.chosen_trajectory_id)} x ${label(j.rejected_trajectory_id)})`;
+        expect(row.prompt, where).toStrictEqual(j.prompt.map(asStruct));
+        expect(row.chosen, where).toStrictEqual(asStruct(j.chosen));
+        expect(row.rejected, where).toStrictEqual(asStruct(j.rejected));
+        for (const c of ROW_KEYS.slice(3)) expect(row[c], `${where} ${c}`).toStrictEqual(j[c as keyof OutRow]);
+      });
     }, RUN_TIMEOUT);
   });
 }

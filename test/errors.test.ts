@@ -11,6 +11,8 @@ import { spawn, spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
+// the contract's reference walker (imports nothing from src/): independent expected rows
+import { referenceMine } from '../fixtures/reference-walker.mjs';
 import {
   BIN,
   ROOT,
@@ -44,6 +46,9 @@ interface Run {
 let root = '';
 let caseNo = 0;
 const F: Record<string, string> = {};
+/** The clean fixture rows and the rows the reference walker mines from them. */
+let cleanRows: Row[] = [];
+let cleanExpected: Record<string, unknown>[] = [];
 
 /** One CLI run in its own folder (outputs there, TMPDIR there so leftover spill folders show). */
 async function mine(args: string[], { out = 'pairs.jsonl', quiet = true, timeoutMs = 60_000 } = {}) {
@@ -89,6 +94,8 @@ beforeAll(async () => {
   if (!existsSync(join(ROOT, 'dist/cli.js'))) throw new Error('dist/ is missing: run `npm run build` first (npm test does)');
   root = tempDir('dm-errors-');
   const rows = forkedRows({ messages: 20, maxContent: 2000 }) as Row[];
+  cleanRows = rows;
+  cleanExpected = referenceMine(rows).rows as Record<string, unknown>[];
   const at = (name: string) => (F[name] = join(root, name));
 
   await writeUpstreamParquet(at('clean.parquet'), rows);
@@ -153,7 +160,8 @@ describe('bad input: one line, the file, a documented exit code', () => {
   it('the clean fixture mines pairs (baseline)', async () => {
     const res = await mine(['--parquet', F['clean.parquet']!]);
     expectOk(res);
-    expect(jsonlRows(res.out).length).toBeGreaterThan(0);
+    expect(cleanExpected.length).toBeGreaterThan(0);
+    expect(jsonlRows(res.out)).toStrictEqual(cleanExpected);
   }, 60_000);
 
   it('missing file, glob without match, folder without inputs: exit 3', async () => {
@@ -229,6 +237,9 @@ describe('bad input: one line, the file, a documented exit code', () => {
   }, 60_000);
 
   it('--skip-bad-rows counts such rows and carries on', async () => {
+    // Every instance has one resolved and at most 3 failed rows and no cap is reached, so a skipped row
+    // removes exactly the clean rows it takes part in (no other trajectory is sampled in its place).
+    const badRow: Record<string, number> = { 'null-instance.parquet': 5, 'null-trajectory.parquet': 2, 'bad-role.jsonl': 1 };
     for (const name of ['null-instance.parquet', 'null-trajectory.parquet', 'bad-role.jsonl']) {
       const stats = join(root, `stats-${name}.json`);
       const kind = name.endsWith('.jsonl') ? '--jsonl' : '--parquet';
@@ -236,8 +247,11 @@ describe('bad input: one line, the file, a documented exit code', () => {
       expectOk(res);
       const doc = JSON.parse(readFileSync(stats, 'utf8')) as { counters: Record<string, number> };
       expect(doc.counters.bad_rows, name).toBe(1);
-      expect(doc.counters.pairs_emitted, name).toBeGreaterThan(0);
-      expect(jsonlRows(res.out)).toHaveLength(doc.counters.pairs_emitted!);
+      const bad = cleanRows[badRow[name]!]!.trajectory_id;
+      const expected = cleanExpected.filter((r) => r.chosen_trajectory_id !== bad && r.rejected_trajectory_id !== bad);
+      expect(expected.length, name).toBeLessThan(cleanExpected.length);
+      expect(jsonlRows(res.out), name).toStrictEqual(expected);
+      expect(doc.counters.pairs_emitted, name).toBe(expected.length);
     }
   }, 60_000);
 
@@ -382,30 +396,33 @@ describe('faults', () => {
       mkdirSync(tmp, { recursive: true });
       const out = join(dir, 'pairs.jsonl');
       let signalled = false;
+      let underWay = false;
       const r = await runCli(['mine', '--parquet', big, '--out', out, '--workers', '1', '-q'], {
-        timeoutMs: 120_000,
+        timeoutMs: 600_000,
         env: { TMPDIR: tmp },
         onSpawn: (child: ReturnType<typeof spawn>) => {
-          // Signal once the run is under way: its temporary output and spill folder exist.
+          // No race with the run's end: once its temporary output and spill folder exist, freeze the
+          // child (SIGSTOP), check it is still mid-run, queue the signal, then let it continue.
           const poll = setInterval(() => {
-            if (tempLeftovers(dir).length > 0 && readdirSync(tmp).length > 0) {
-              clearInterval(poll);
-              setTimeout(() => {
-                signalled = child.kill(signal);
-              }, 200);
-            }
+            if (tempLeftovers(dir).length === 0 || readdirSync(tmp).length === 0) return;
+            clearInterval(poll);
+            child.kill('SIGSTOP');
+            underWay = child.exitCode === null && child.signalCode === null && tempLeftovers(dir).length > 0 && !existsSync(out);
+            signalled = child.kill(signal);
+            child.kill('SIGCONT');
           }, 20);
           child.on('exit', () => clearInterval(poll));
         },
       });
-      expect(signalled, 'the run ended before it could be interrupted').toBe(true);
+      expect(underWay, 'the run had already finished when it was frozen').toBe(true);
+      expect(signalled).toBe(true);
       expect(r.code).toBe(code);
       expect(r.stderr).toMatch(new RegExp(`interrupted \\(${signal}\\); no output written`));
       expect(r.stderr).not.toMatch(/\n\s+at /);
       expect(existsSync(out)).toBe(false);
       expect(tempLeftovers(dir)).toEqual([]);
       expect(readdirSync(tmp)).toEqual([]);
-    }, 150_000);
+    }, 650_000);
   }
 
   it('--out - piped into head exits quietly (EPIPE); a slow reader gets everything', async () => {

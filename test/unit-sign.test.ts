@@ -115,6 +115,10 @@ describe('canonArguments: stable JSON without top-level reasoning keys', () => {
     // Index-like keys: JS objects list them first in numeric order, stable JSON sorts them as strings.
     { name: 'index-like keys sort as strings', args: JSON.parse('{"2": "b", "10": "a", "x": 1}'), expected: '{"10":"a","2":"b","x":1}' },
     { name: 'a key that only looks numeric stays in string order', args: JSON.parse('{"02": 1, "1.5": 2, "-1": 3}'), expected: '{"-1":3,"02":1,"1.5":2}' },
+    // Object keys are data (contract v2 9.9): JSON.parse makes "__proto__" an own key, canon keeps it.
+    { name: '"__proto__" with an object value is kept', args: JSON.parse('{"command": "pwd", "__proto__": {"shell": "bash"}}'), expected: '{"__proto__":{"shell":"bash"},"command":"pwd"}' },
+    { name: '"__proto__" with a string value (flat) is kept', args: JSON.parse('{"__proto__": "x", "command": "pwd"}'), expected: '{"__proto__":"x","command":"pwd"}' },
+    { name: '"constructor" and "toString" are ordinary keys', args: JSON.parse('{"toString": 1, "constructor": "login"}'), expected: '{"constructor":"login","toString":1}' },
     { name: 'escapes and lone surrogates as in JSON.stringify', args: JSON.parse('{"q": "a\\"b\\n\\ud800", "b": false}'), expected: '{"b":false,"q":"a\\"b\\n\\ud800"}' },
   ];
   it.each(cases)('$name', ({ args, keys, expected }) => {

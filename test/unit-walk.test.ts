@@ -16,6 +16,8 @@ import { actionSimilarity, assistantTurn, findDivergence, walkInstance, type Ins
 type Msg = [role: string, text: string];
 
 class T implements Walkable {
+  /** Action signatures that differ from the message text (index -> signature). */
+  readonly sig = new Map<number, string>();
   constructor(
     readonly trajectoryId: string,
     readonly msgs: Msg[],
@@ -39,7 +41,7 @@ const signatureCalls: string[] = [];
 const hooks: InstanceHooks<T> = {
   signature: (t, i) => {
     signatureCalls.push(`${t.trajectoryId}@${i}`);
-    return t.msgs[i]![1];
+    return t.sig.get(i) ?? t.msgs[i]![1];
   },
   dedupeKey: (r, f, i) => dedupeKey({ prompt: r.msgs.slice(0, i).map(emit), chosen: emit(r.msgs[i]!), rejected: emit(f.msgs[i]!) }),
   buildRow: (r, f, i, similarity) =>
@@ -251,8 +253,13 @@ describe('walkInstance: several pairs (order, exact_duplicate scope, capped)', (
   });
 
   it('near_duplicate is decided before exact_duplicate', () => {
-    const res = walk([R('R1', 'ls -la'), R('R2', 'ls -la')], [F('F1', 'ls  -la')]);
-    expect(res.counters).toStrictEqual(counters({ pairs_walked: 2, near_duplicate: 2 }));
+    // R1/F1 is kept. R2/F1 builds the same row as R1/F1 (R2 has R1's messages), and R2's action signature is
+    // made equal to F1's, so both filters match R2/F1: step 3 (near) must count it, not step 4 (exact).
+    const r2 = R('R2', 'ls');
+    r2.sig.set(2, 'pwd');
+    const res = walk([R('R1', 'ls'), r2], [F('F1', 'pwd')]);
+    expect(pairsOf(res.rows)).toStrictEqual(['R1/F1']);
+    expect(res.counters).toStrictEqual(counters({ pairs_walked: 2, pairs_emitted: 1, near_duplicate: 1, divergence_turn_0: 1 }));
   });
 
   it('the same rejected message after a different prompt is not a duplicate', () => {
