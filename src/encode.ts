@@ -2,8 +2,7 @@
 // its emitted messages (see spill.ts). Pure apart from the spill writer it is given.
 import { createHash, hash } from 'node:crypto';
 import { emitMessage } from './emit.js';
-import { BadValue, type NormaliseTally } from './normalise.js';
-import { normaliseTrajectory } from './memory.js';
+import { BadValue, normaliseTrajectory, type NormaliseTally } from './normalise.js';
 import { ROLE_CODES, type EncodedTrajectory } from './read/protocol.js';
 import { keyParts } from './sign.js';
 import { textActionsKeyParts } from './sources/text-actions.js';

@@ -1,5 +1,5 @@
 // Library entry: the contract's pure stages and both pipelines.
-export { mineRows, MemoryTrajectory, normaliseTrajectory, type InputRow, type MineResult } from './memory.js';
+export { mineRows, normaliseTrajectory, type InputRow, type MineResult } from './memory.js';
 export { minePairs, type MineRequest, type MinedPair, type MineSummary } from './mine.js';
 export { norm, normaliseMessage, normaliseToolCall } from './normalise.js';
 export { actionSignature, canonArguments, comparisonKey, DEFAULT_REASONING_KEYS } from './sign.js';

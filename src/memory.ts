@@ -1,14 +1,19 @@
-// The whole contract over rows already in memory: the library entry for small inputs and the
-// reference the streaming pipeline (mine.ts) is tested against.
+// The whole contract over rows already in memory, the library entry for small inputs. It runs the
+// streaming pipeline's own stages (select.ts, encode.ts, spill-walk.ts, walk.ts) over a spill store
+// kept in memory (memory-spill.ts): only the reading of rows differs from `minePairs`, so the
+// contract has one implementation.
 import { assertIdentity, type Counters } from './counters.js';
-import { dedupeKey, emitMessage, makeRow } from './emit.js';
+import { encodeTrajectory, type SignatureScheme } from './encode.js';
 import { UserError, ExitCode } from './errors.js';
-import { BadValue, normaliseMessage, type NormaliseTally } from './normalise.js';
+import { MEMORY_SPILL_PATH, MemorySpillReader, MemorySpillWriter } from './memory-spill.js';
+import type { NormaliseTally } from './normalise.js';
 import { withDefaults, type MiningOptions } from './options.js';
 import { Indexer, type Selected } from './select.js';
-import { actionSignature, comparisonKey } from './sign.js';
-import type { Message, PairRow, RawMessage, ToolCall } from './types.js';
-import { assistantTurn, walkInstance, type Walkable } from './walk.js';
+import { SpillTrajectory, hooksFor } from './spill-walk.js';
+import type { PairRow } from './types.js';
+import { walkInstance } from './walk.js';
+
+export { normaliseTrajectory } from './normalise.js';
 
 /** An input row as `datasets` returns it (extra columns are ignored). */
 export interface InputRow {
@@ -20,45 +25,21 @@ export interface InputRow {
   [other: string]: unknown;
 }
 
-export class MemoryTrajectory implements Walkable {
-  readonly keys: string[];
-  constructor(
-    readonly trajectoryId: string,
-    readonly messages: Message[],
-    reasoningKeys: ReadonlySet<string>,
-  ) {
-    this.keys = messages.map((m) => comparisonKey(m, reasoningKeys));
-  }
-  get length(): number {
-    return this.messages.length;
-  }
-  role(i: number): string {
-    return this.messages[i]!.role;
-  }
-  sameKey(i: number, other: MemoryTrajectory): boolean {
-    return this.keys[i] === other.keys[i];
-  }
-}
-
-/** Normalise a raw trajectory value; throws BadValue with the message index on bad input. */
-export function normaliseTrajectory(value: unknown, tally: NormaliseTally): Message[] {
-  if (!Array.isArray(value)) throw new BadValue(value == null ? 'trajectory is null' : 'trajectory is not a list');
-  return value.map((m: RawMessage, i) => {
-    try {
-      return normaliseMessage(m, tally);
-    } catch (e) {
-      if (e instanceof BadValue) throw new BadValue(`message ${i}: ${e.message}`);
-      throw e;
-    }
-  });
-}
-
 export interface MineResult {
   rows: PairRow[];
   counters: Counters;
 }
 
-export function mineRows(input: Iterable<InputRow>, options: Partial<MiningOptions> = {}, source = '<rows>'): MineResult {
+/**
+ * Mine `input` by the contract. `scheme` 'text-actions' signs text-only replies as the
+ * `text-actions` source schema does (sources/text-actions.ts).
+ */
+export function mineRows(
+  input: Iterable<InputRow>,
+  options: Partial<MiningOptions> = {},
+  source = '<rows>',
+  scheme: SignatureScheme = 'contract',
+): MineResult {
   const opts = withDefaults(options);
   const reasoning = new Set(opts.reasoningKeys);
   const indexer = new Indexer<InputRow>({ seed: opts.seed, maxPerSide: opts.maxPerSide, skipBadRows: opts.skipBadRows });
@@ -71,45 +52,31 @@ export function mineRows(input: Iterable<InputRow>, options: Partial<MiningOptio
     );
   }
   const { instances, counters } = indexer.finish();
+  // Pass 2 as a worker runs it: encode every extracted trajectory into the spill, in selection order.
+  const store = new MemorySpillWriter();
   const tally: NormaliseTally = { malformed_arguments: 0, unknown_roles: 0 };
-  const load = (s: Selected<InputRow>): MemoryTrajectory | null => {
-    // A local tally: a trajectory skipped as bad contributes nothing to the counters (as in encode.ts).
-    const local: NormaliseTally = { malformed_arguments: 0, unknown_roles: 0 };
-    try {
-      const t = new MemoryTrajectory(s.trajectoryId, normaliseTrajectory(s.loc.trajectory, local), reasoning);
-      tally.malformed_arguments += local.malformed_arguments;
-      tally.unknown_roles += local.unknown_roles;
-      return t;
-    } catch (e) {
-      if (!(e instanceof BadValue)) throw e;
-      if (!opts.skipBadRows) throw new UserError(`${source}: trajectory ${s.trajectoryId}: ${e.message}`, ExitCode.badValue);
+  const encode = (s: Selected<InputRow>, key: number): SpillTrajectory | null => {
+    const t = encodeTrajectory(key, s.loc.trajectory, reasoning, tally, store, scheme);
+    if (t.bad !== undefined) {
+      if (!opts.skipBadRows) throw new UserError(`${source}: trajectory ${s.trajectoryId}: ${t.bad}`, ExitCode.badValue);
       counters.bad_rows++;
       return null;
     }
+    const block = store.appendIndexBlock(t.offsets, t.roles, t.hashes);
+    return new SpillTrajectory(s.trajectoryId, s.repo, { length: t.roles.length, block }, MEMORY_SPILL_PATH);
   };
+  let key = 0;
+  const sides = instances.map((inst) => {
+    const side = (list: Selected<InputRow>[]) => list.map((s) => encode(s, key++)).filter((t): t is SpillTrajectory => t !== null);
+    return { inst, resolved: side(inst.resolved), failed: side(inst.failed) };
+  });
+  // Pass 3: the walk over the spill, instance by instance in order.
+  const reader = new MemorySpillReader(store);
   const rows: PairRow[] = [];
-  for (const inst of instances) {
-    const resolved = inst.resolved.map(load).filter((t): t is MemoryTrajectory => t !== null);
-    const failed = inst.failed.map(load).filter((t): t is MemoryTrajectory => t !== null);
-    const repo = inst.resolved[0]?.repo ?? null;
-    const repoOf = new Map(inst.resolved.map((s) => [s.trajectoryId, s.repo]));
-    rows.push(
-      ...walkInstance(resolved, failed, opts, {
-        signature: (t, i) => actionSignature(t.messages[i] as { content: string | null; tool_calls: ToolCall[] | null }, reasoning),
-        dedupeKey: (r, f, i) =>
-          dedupeKey({ prompt: r.messages.slice(0, i).map(emitMessage), chosen: emitMessage(r.messages[i]!), rejected: emitMessage(f.messages[i]!) }),
-        buildRow: (r, f, i, similarity) =>
-          makeRow(r.messages.slice(0, i).map(emitMessage), emitMessage(r.messages[i]!), emitMessage(f.messages[i]!), {
-            instance_id: inst.instanceId,
-            repo: repoOf.get(r.trajectoryId) ?? repo,
-            chosen_trajectory_id: r.trajectoryId,
-            rejected_trajectory_id: f.trajectoryId,
-            divergence_turn: assistantTurn(r, i),
-            divergence_msg_index: i,
-            action_similarity: similarity,
-          }),
-      }, counters),
-    );
+  for (const { inst, resolved, failed } of sides) {
+    for (const t of [...resolved, ...failed]) t.load(reader);
+    rows.push(...walkInstance(resolved, failed, opts, hooksFor(inst, reader, null), counters));
+    for (const t of [...resolved, ...failed]) t.unload();
   }
   counters.malformed_arguments += tally.malformed_arguments;
   counters.unknown_roles += tally.unknown_roles;
