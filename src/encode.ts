@@ -14,7 +14,8 @@ export const HASH_BYTES = 16;
 export type SignatureScheme = 'contract' | 'text-actions';
 
 export function roleCode(role: string): number {
-  return Object.hasOwn(ROLE_CODES, role) && role !== 'other' ? ROLE_CODES[role as keyof typeof ROLE_CODES] : ROLE_CODES.other;
+  // A role literally named "other" shares the code of unknown roles; its record keeps the name.
+  return Object.hasOwn(ROLE_CODES, role) ? ROLE_CODES[role as keyof typeof ROLE_CODES] : ROLE_CODES.other;
 }
 
 /** Truncated SHA-256: 128 bits make an accidental collision in one instance's walk negligible. */

@@ -3,7 +3,7 @@
 // the reader reopens what it closed; spilled trajectories give the continuations of
 // `--continuation trajectory` beside the contract's row. Written to kill the mutants StrykerJS
 // (`npm run mutate`) found alive. Messages are short stand-ins in the upstream shape.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -91,6 +91,35 @@ describe('spill records read back exactly', () => {
     expect(block).toBe(end);
     expect([...reader.readBytes(path, block + 16, block + 33)]).toEqual([U, ...new Array(16).fill(7)]);
     reader.close();
+  });
+});
+
+// Open file descriptors of this process (Linux): counted around synchronous code only, where
+// nothing else in the process opens or closes one.
+const openFds = () => readdirSync('/proc/self/fd').length;
+
+describe('file descriptors are released', () => {
+  it('SpillWriter.close closes its file', () => {
+    const before = openFds();
+    const w = new SpillWriter(join(dir, `spill-${files++}`));
+    w.append('x');
+    expect(openFds()).toBe(before + 1);
+    w.close();
+    expect(openFds()).toBe(before);
+  });
+
+  it('SpillReader opens a file once and close closes it', () => {
+    const path = join(dir, `spill-${files++}`);
+    const w = new SpillWriter(path);
+    w.append('hello');
+    w.close();
+    const before = openFds();
+    const reader = new SpillReader();
+    reader.read(path, 0, 2);
+    reader.read(path, 2, 5);
+    expect(openFds()).toBe(before + 1);
+    reader.close();
+    expect(openFds()).toBe(before);
   });
 });
 
