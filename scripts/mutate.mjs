@@ -7,7 +7,9 @@ import { pathToFileURL } from 'node:url';
 
 const core = dirname(createRequire(import.meta.url).resolve('@stryker-mutator/core/package.json'));
 const { Stryker } = await import(pathToFileURL(join(core, 'dist/src/stryker.js')).href);
-const results = await new Stryker({ configFile: 'stryker.config.mjs' }).runMutationTest();
+// Optional file arguments mutate only those files (e.g. the ones a change touched).
+const files = process.argv.slice(2);
+const results = await new Stryker({ configFile: 'stryker.config.mjs', ...(files.length > 0 ? { mutate: files } : {}) }).runMutationTest();
 const counted = results.filter((m) => m.status !== 'Ignored' && m.status !== 'CompileError');
 const detected = counted.filter((m) => m.status === 'Killed' || m.status === 'Timeout').length;
 console.log(`mutants: ${results.length}, detected: ${detected} of ${counted.length}`);
