@@ -208,20 +208,23 @@ describe('SpillTrajectory', () => {
 
 describe('--continuation trajectory: both sides from the divergence on, beside the row', () => {
   // R and F part at message 4. From there R has one turn of 2 messages; F two turns (2 and 1).
-  const rows: [string, number | undefined, { chosen: number; rejected: number; complete: boolean }][] = [
-    ['uncut: both sides to their end', undefined, { chosen: 2, rejected: 3, complete: true }],
-    ['at most 2 messages: F loses its last turn', 2, { chosen: 2, rejected: 2, complete: false }],
+  // `swap`: F is the resolved side and R the failed one.
+  const rows: [string, boolean, number | undefined, { chosen: number; rejected: number; complete: boolean }][] = [
+    ['uncut: both sides to their end', false, undefined, { chosen: 2, rejected: 3, complete: true }],
+    ['at most 2 messages: F (rejected) loses its last turn', false, 2, { chosen: 2, rejected: 2, complete: false }],
+    ['at most 2 messages: F (chosen) loses its last turn', true, 2, { chosen: 2, rejected: 2, complete: false }],
   ];
-  it.each(rows)('%s', (_name, maxMessages, want) => {
-    const { ts, reader } = spilled([R, F]);
+  it.each(rows)('%s', (_name, swap, maxMessages, want) => {
+    const { ts, reader } = spilled(swap ? [F, R] : [R, F]);
+    const [cR, cF] = swap ? [eF, eR] : [eR, eF];
     const cont = { maxMessages, rows: new Map<PairRow, MinedContinuation>() };
     const counters = emptyCounters();
     const mined = walkInstance([ts[0]!], [ts[1]!], { minSimilaritySkip: 0.95, maxPairsPerInstance: 4 }, hooksFor({ instanceId: 'I' }, reader, cont), counters);
     const plain = walkInstance([ts[0]!], [ts[1]!], { minSimilaritySkip: 0.95, maxPairsPerInstance: 4 }, hooksFor({ instanceId: 'I' }, reader, null), emptyCounters());
     expect(mined).toEqual(plain);
-    expect(mined.map((r) => [r.divergence_msg_index, r.prompt, r.chosen, r.rejected])).toEqual([[4, eR.slice(0, 4), eR[4], eF[4]]]);
+    expect(mined.map((r) => [r.divergence_msg_index, r.prompt, r.chosen, r.rejected])).toEqual([[4, cR.slice(0, 4), cR[4], cF[4]]]);
     const c = cont.rows.get(mined[0]!)!;
-    expect(c).toEqual({ chosen: continuation(eR, 4, maxMessages), rejected: continuation(eF, 4, maxMessages), complete: want.complete });
+    expect(c).toEqual({ chosen: continuation(cR, 4, maxMessages), rejected: continuation(cF, 4, maxMessages), complete: want.complete });
     expect([c.chosen.length, c.rejected.length]).toEqual([want.chosen, want.rejected]);
   });
 });
