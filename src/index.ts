@@ -1,5 +1,6 @@
 // Library entry: the contract's pure stages and both pipelines.
-export { mineRows, MemoryTrajectory, normaliseTrajectory, type InputRow, type MineResult } from './contract/mine-rows.js';
+export { mineRows, type InputRow, type MineResult } from './engine/mine-rows.js';
+export { normaliseTrajectory } from './contract/normalise.js';
 export { minePairs, type MineRequest, type MinedPair, type MineSummary } from './engine/mine-pairs.js';
 export { norm, normaliseMessage, normaliseToolCall } from './contract/normalise.js';
 export { actionSignature, canonArguments, comparisonKey, DEFAULT_REASONING_KEYS } from './contract/sign.js';

@@ -24,7 +24,7 @@ const CASES = 300;
 let dir = '';
 
 beforeAll(() => {
-  if (!existsSync(join(ROOT, 'dist/read/pq/reader.js'))) throw new Error('dist/ is missing: run `npm run build` first (npm test does)');
+  if (!existsSync(join(ROOT, 'dist/parquet/reader.js'))) throw new Error('dist/ is missing: run `npm run build` first (npm test does)');
   dir = mkdtempSync(join(tmpdir(), 'dm-pq-fuzz-test-'));
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -5,7 +5,7 @@
 // Trajectories with Qwen3-Coder-480B-A35B-Instruct", Nebius blog, 2025).
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { mineRows } from '../src/contract/mine-rows.js';
+import { mineRows } from '../src/engine/mine-rows.js';
 import { SftDeduper, sftKey, toSftRow, type SftSource } from '../src/shapes/sft.js';
 import { detectSchema, toStandardRow } from '../src/sources/schema.js';
 import type { EmittedMessage } from '../src/types.js';

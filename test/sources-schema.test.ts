@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { UserError } from '../src/errors.js';
-import { mineRows } from '../src/contract/mine-rows.js';
+import { mineRows } from '../src/engine/mine-rows.js';
 import { labelOf } from '../src/contract/sample.js';
 import {
   describeDetection,

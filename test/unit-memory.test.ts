@@ -1,4 +1,4 @@
-// Small end-to-end tables for src/contract/mine-rows.ts (mineRows: the whole contract over rows in memory).
+// Small end-to-end tables for src/engine/mine-rows.ts (mineRows: the whole contract over rows in memory).
 // Every expected row and counter set is worked out from docs/mining-contract.md.
 // SHA-256 ranks (contract section 4) were computed with coreutils `printf '<seed>:<id>' | sha256sum`:
 //   seed 0: r4 296f.. < r3 3a82.. < r2 3fd1.. < r1 a248..;  f1 4236.. < f2 c7b1..
@@ -10,7 +10,7 @@
 import { describe, expect, it } from 'vitest';
 import { emptyCounters, type Counters } from '../src/contract/counters.js';
 import { UserError } from '../src/errors.js';
-import { mineRows, type InputRow } from '../src/contract/mine-rows.js';
+import { mineRows, type InputRow } from '../src/engine/mine-rows.js';
 import type { MiningOptions } from '../src/contract/options.js';
 import type { PairRow } from '../src/types.js';
 

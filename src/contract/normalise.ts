@@ -110,3 +110,16 @@ export function normaliseMessage(raw: RawMessage, tally: NormaliseTally): Messag
   }
 }
 
+
+/** Normalise a raw trajectory value; throws BadValue with the message index on bad input. */
+export function normaliseTrajectory(value: unknown, tally: NormaliseTally): Message[] {
+  if (!Array.isArray(value)) throw new BadValue(value == null ? 'trajectory is null' : 'trajectory is not a list');
+  return value.map((m: RawMessage, i) => {
+    try {
+      return normaliseMessage(m, tally);
+    } catch (e) {
+      if (e instanceof BadValue) throw new BadValue(`message ${i}: ${e.message}`);
+      throw e;
+    }
+  });
+}

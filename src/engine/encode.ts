@@ -2,8 +2,7 @@
 // its emitted messages (see spill.ts). Pure apart from the spill writer it is given.
 import { createHash, hash } from 'node:crypto';
 import { emitMessage } from '../contract/emit.js';
-import { BadValue, type NormaliseTally } from '../contract/normalise.js';
-import { normaliseTrajectory } from '../contract/mine-rows.js';
+import { BadValue, normaliseTrajectory, type NormaliseTally } from '../contract/normalise.js';
 import { ROLE_CODES, type EncodedTrajectory } from './protocol.js';
 import { keyParts } from '../contract/sign.js';
 import { textActionsKeyParts } from '../sources/text-actions.js';
@@ -17,7 +16,8 @@ const HASH_SLICE = 1 << 20;
 export type SignatureScheme = 'contract' | 'text-actions';
 
 export function roleCode(role: string): number {
-  return Object.hasOwn(ROLE_CODES, role) && role !== 'other' ? ROLE_CODES[role as keyof typeof ROLE_CODES] : ROLE_CODES.other;
+  // A role literally named "other" shares the code of unknown roles; its record keeps the name.
+  return Object.hasOwn(ROLE_CODES, role) ? ROLE_CODES[role as keyof typeof ROLE_CODES] : ROLE_CODES.other;
 }
 
 /**

@@ -27,14 +27,21 @@ export const HEADER = 14;
 const isWellFormed = (s: string): boolean => (s as unknown as { isWellFormed(): boolean }).isWellFormed();
 
 export class SpillWriter {
-  private readonly fd: number;
+  /** null: the bytes go to `sink` only (memory-spill.ts keeps them in memory). */
+  private readonly fd: number | null;
   private pos = 0;
   /** Bytes not yet written, encoded straight into one reused buffer (no per-message allocation). */
   private buf = Buffer.allocUnsafe(FLUSH_BYTES);
   private used = 0;
 
-  constructor(path: string) {
-    this.fd = openSync(path, 'a');
+  constructor(path: string | null) {
+    this.fd = path === null ? null : openSync(path, 'a');
+  }
+
+  /** Where flushed bytes go; `b` is reused after the call returns. */
+  protected sink(b: Buffer): void {
+    let written = 0;
+    while (written < b.length) written += writeSync(this.fd!, b, written, b.length - written);
   }
 
   /** Room for `bytes` more in the buffer: flush first if needed, grow for a single large write. */
@@ -113,15 +120,14 @@ export class SpillWriter {
   }
 
   flush(): void {
-    let written = 0;
-    while (written < this.used) written += writeSync(this.fd, this.buf, written, this.used - written);
+    if (this.used > 0) this.sink(this.buf.subarray(0, this.used));
     this.used = 0;
     if (this.buf.length > FLUSH_BYTES) this.buf = Buffer.allocUnsafe(FLUSH_BYTES);
   }
 
   close(): void {
     this.flush();
-    closeSync(this.fd);
+    if (this.fd !== null) closeSync(this.fd);
   }
 }
 

@@ -648,7 +648,7 @@ export async function baseFiles(dir) {
     out.push({ name: v.name, bytes: Buffer.from(pw.writeParquet(pw.readParquet(forks), props.build())) });
   }
   // The leaves' kinds and the columns both readers are asked for, from our reader on the clean file.
-  const { fileMeta, footer } = await import(new URL('dist/read/pq/reader.js', `file://${ROOT}/`).href);
+  const { fileMeta, footer } = await import(new URL('dist/parquet/reader.js', `file://${ROOT}/`).href);
   for (const b of out) {
     const path = join(dir, `base-${b.name.replace(/\W+/g, '-')}`);
     writeFileSync(path, b.bytes);
