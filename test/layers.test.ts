@@ -15,7 +15,7 @@ const BELOW_CONTRACT = ['contract', ...BASE];
 
 /** unit -> the units it may import from (its own folder is always allowed). */
 const ALLOWED: Record<string, readonly string[]> = {
-  cli: ['commands', 'io', ...BASE],
+  cli: ['commands', 'io', ...BELOW_CONTRACT],
   index: ['engine', 'shapes', 'sources', 'io', ...BELOW_CONTRACT],
   commands: ['view', 'dataset', 'engine', 'shapes', 'sources', 'io', 'parquet', ...BELOW_CONTRACT],
   view: ['shapes', 'sources', 'io', ...BELOW_CONTRACT],
