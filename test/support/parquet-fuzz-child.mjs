@@ -1,4 +1,4 @@
-// One reader per process, driven by the fuzzer (parquet-fuzz.mjs) over IPC: `ours` (dist/read/pq, the
+// One reader per process, driven by the fuzzer (parquet-fuzz.mjs) over IPC: `ours` (dist/parquet/, the
 // built reader) or `ref` (parquet-wasm + the Arrow getters the wasm engine uses). The parent owns the
 // watchdog: a case that hangs or aborts this process is killed and reported there.
 import { openAsBlob } from 'node:fs';
@@ -6,9 +6,9 @@ import { tableFromIPC } from 'apache-arrow';
 
 const which = process.argv[2];
 const dist = new URL('../../dist/', import.meta.url);
-const { fileMeta, readRowGroup, Unsupported } = await import(new URL('read/pq/reader.js', dist).href);
+const { fileMeta, readRowGroup, Unsupported } = await import(new URL('parquet/reader.js', dist).href);
 const { UserError } = await import(new URL('errors.js', dist).href);
-const { makeGetter } = await import(new URL('read/arrow-values.js', dist).href);
+const { makeGetter } = await import(new URL('io/arrow-values.js', dist).href);
 const { ParquetFile } = await import('parquet-wasm');
 
 /** Rows wanted by the subset read: every other row, so both the skipping and the reading paths run. */

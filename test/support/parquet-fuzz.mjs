@@ -1,4 +1,4 @@
-// Structure-aware differential fuzzer of our parquet reader (src/read/pq, built to dist/).
+// Structure-aware differential fuzzer of our parquet reader (src/parquet/, built to dist/).
 //
 // A valid file is taken apart into its structure (footer and page headers as Thrift trees, page
 // bodies decompressed into levels and values), one *field* is changed (a page header size or count,
