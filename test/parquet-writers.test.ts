@@ -84,6 +84,8 @@ interface Mined {
   stderr: string;
   out: Buffer;
   counters: Record<string, number>;
+  /** The stats' `engine_fallback` (row groups the js engine sent to parquet-wasm), absent when none. */
+  fallback: unknown;
   leftovers: string[];
   dir: string;
 }
@@ -99,11 +101,11 @@ function mine(file: string, extra: string[] = []): Promise<Mined> {
       const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0;
       const leftovers = readdirSync(dir).filter((f) => f !== 'pairs.jsonl' && f !== 'stats.json');
       if (code !== 0) {
-        res({ code, stderr, out: Buffer.alloc(0), counters: {}, leftovers, dir });
+        res({ code, stderr, out: Buffer.alloc(0), counters: {}, fallback: undefined, leftovers, dir });
         return;
       }
-      const { counters } = JSON.parse(readFileSync(stats, 'utf8')) as { counters: Record<string, number> };
-      res({ code, stderr, out: readFileSync(out), counters, leftovers, dir });
+      const doc = JSON.parse(readFileSync(stats, 'utf8')) as { counters: Record<string, number>; engine_fallback?: unknown };
+      res({ code, stderr, out: readFileSync(out), counters: doc.counters, fallback: doc.engine_fallback, leftovers, dir });
     });
   });
 }
@@ -175,6 +177,8 @@ describe('writer matrix: every file mines to the expected bytes (default engine)
     expect(r.stderr).toBe('');
     expect(firstDifference(r.out, expectedJsonl)).toBeNull();
     expect(r.counters).toEqual(expectedCounters);
+    // Every codec and layout of the matrix is read by our own reader, none through parquet-wasm.
+    expect(r.fallback).toBeUndefined();
     expect(r.leftovers).toEqual([]);
   }, RUN_TIMEOUT);
 });
