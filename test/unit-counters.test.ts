@@ -111,3 +111,26 @@ describe('formatCounters: aligned table, thousands separators', () => {
     expect(lines.find((l) => l.startsWith('capped'))).toBe('capped                        7');
   });
 });
+
+describe('formatCounters: the published column', () => {
+  const c = { ...emptyCounters(), trajectories_read: 67_074, instances: 6_306, pairs_walked: 5_420, pairs_emitted: 5_420 };
+  const published = { trajectories_read: 67_074, instances: 6_300, pairs_emitted: 5_420 };
+  const lines = formatCounters(c, published).trimEnd().split('\n');
+  const row = (name: string) => lines.find((l) => l.startsWith(`${name} `))!;
+
+  it('a counter with a published figure shows it, right-aligned to the widest figure', () => {
+    expect(row('trajectories_read')).toMatch(/ 67,074  published 67,074$/);
+    expect(row('pairs_emitted')).toMatch(/  5,420  published  5,420$/);
+  });
+  it('a figure that differs is marked, one that matches is not', () => {
+    expect(row('instances')).toMatch(/  6,306  published  6,300  differs$/);
+    expect(row('trajectories_read')).not.toContain('differs');
+  });
+  it('counters without a published figure are printed as without the column', () => {
+    expect(row('pairs_walked')).toBe(formatCounters(c).split('\n').find((l) => l.startsWith('pairs_walked '))!);
+    expect(row('exact_duplicate')).not.toContain('published');
+  });
+  it('every row still lists every counter in contract order', () => {
+    expect(lines.map((l) => l.split(' ')[0])).toEqual([...COUNTER_NAMES]);
+  });
+});

@@ -222,7 +222,11 @@ describe('normaliseToolCall (contract section 2)', () => {
     expect(() => normaliseToolCall(null, tally())).toThrow(BadValue);
     // Nested past the documented depth limit: a bad value (exit 7), not a malformed count.
     const deep = '['.repeat(1001) + ']'.repeat(1001);
-    expect(() => normaliseToolCall({ id: 'c5', type: 'function', function: { name: 'x', arguments: deep } }, tally())).toThrow(/nested deeper than 1,?000/);
+    expect(() => normaliseToolCall({ id: 'c5', type: 'function', function: { name: 'x', arguments: deep } }, tally())).toThrow(
+      'tool_calls[].function.arguments: JSON nested deeper than 1000 levels (the limit)',
+    );
+    // tool_calls given as JSON text: the depth error keeps its own message (not "neither None nor a list").
+    expect(() => normaliseMessage({ role: 'assistant', content: '', tool_calls: deep }, tally())).toThrow('tool_calls: JSON nested deeper than 1000 levels (the limit)');
   });
 });
 

@@ -353,3 +353,20 @@ describe('emitted hashes tell apart exactly the emitted messages that differ', (
     expect(hashOf(a)).toBe(hashOf(b));
   });
 });
+
+describe('keyHash of long pieces (hashed in 1 MiB slices)', () => {
+  const oneShot = (s: string) => createHash('sha256').update(Buffer.from(s, 'utf16le')).digest().subarray(0, HASH_BYTES);
+  // Longer than two slices, with a surrogate pair split by a slice boundary and a lone surrogate.
+  const long = 'a'.repeat((1 << 20) - 1) + '\u{1F600}' + 'b'.repeat(1 << 20) + '\uD800' + 'c'.repeat(17);
+  it.each([
+    ['one long piece', [long]],
+    ['a short piece, then a long one', ['tool\n', long]],
+    ['a long piece split anywhere', [long.slice(0, 12345), long.slice(12345)]],
+  ])('%s hashes as the UTF-16LE of the joined key', (_name, parts) => {
+    expect(keyHash(parts)).toEqual(oneShot(parts.join('')));
+    expect(keyHash(parts)).toEqual(keyHash(parts.join('')));
+  });
+  it('a different last code unit gives a different hash', () => {
+    expect(keyHash([long])).not.toEqual(keyHash([long.slice(0, -1) + 'd']));
+  });
+});

