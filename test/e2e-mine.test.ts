@@ -7,6 +7,7 @@
 // This test runs the BUILT CLI (dist/, `npm test` builds first).
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -371,3 +372,28 @@ function spotChecks(exp: Expected, rows: OutRow[], src: Map<string, SourceRow>):
     expect(row.prompt.length).toBe(6);
   }
 }
+
+// --partition i/N keeps the instances with uint64_be(SHA-256(instance_id)[0..8]) mod N = i, every other rule
+// unchanged: each part's rows are the whole run's rows of its instances, in the same order, computed here
+// from the rule itself (node:crypto), not from src/.
+describe('--partition i/N through the CLI', () => {
+  const partOf = (instance: string, n: number) => Number(createHash('sha256').update(instance, 'utf8').digest().readBigUInt64BE(0) % BigInt(n));
+  for (const fixture of ['sampling', 'forks']) {
+    const exp = expectations.find((e) => e.fixture === fixture)!;
+    it(`${fixture}: parts 0/3, 1/3, 2/3 hold exactly the expected rows of their instances`, async () => {
+      const v = exp.variants.find((x) => x.format === 'parquet') ?? exp.variants[0]!;
+      const seen: OutRow[] = [];
+      for (let i = 0; i < 3; i++) {
+        const r = await mine(exp, v.file, v.format, 'part.jsonl', ['--partition', `${i}/3`]);
+        expect(r.code, r.stderr).toBe(0);
+        const rows = readJsonl<OutRow>(r.out);
+        expect(rows).toStrictEqual(exp.rows.filter((row) => partOf(row.instance_id, 3) === i));
+        const stats = JSON.parse(readFileSync(join(r.dir, 'stats.json'), 'utf8'));
+        expect(stats.counters.pairs_emitted).toBe(rows.length);
+        expect(stats.partition).toEqual({ index: i, count: 3 });
+        seen.push(...rows);
+      }
+      expect(seen.length).toBe(exp.rows.length);
+    }, RUN_TIMEOUT);
+  }
+});
