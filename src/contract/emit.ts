@@ -24,15 +24,8 @@ export function emitMessage(m: Message): EmittedMessage {
   }
 }
 
-export interface RowMeta {
-  instance_id: string;
-  repo: string | null;
-  chosen_trajectory_id: string;
-  rejected_trajectory_id: string;
-  divergence_turn: number;
-  divergence_msg_index: number;
-  action_similarity: number;
-}
+/** Everything of a row but its messages. */
+export type RowMeta = Omit<PairRow, 'prompt' | 'chosen' | 'rejected'>;
 
 /** The row in output field order. */
 export function makeRow(prompt: EmittedMessage[], chosen: EmittedMessage, rejected: EmittedMessage, meta: RowMeta): PairRow {

@@ -9,6 +9,7 @@
 //   `arguments` a JSON object; tool results as {role: "tool", name, content}.
 // - an optional per-row `tools` column; the trainer does `json.loads(tools)` when it is a string,
 //   and the docs recommend a JSON string for `datasets` < 4.7 (no `Json()` feature type).
+import type { RowMeta } from '../contract/emit.js';
 import type { EmittedMessage, PairRow } from '../types.js';
 import { parseJson } from '../contract/json-depth.js';
 import { BadValue } from '../contract/normalise.js';
@@ -35,17 +36,10 @@ export interface TrlMessage {
 }
 
 /** One output row in the `trl` shape. Field order: prompt, chosen, rejected, metadata, tools. */
-export interface TrlRow {
+export interface TrlRow extends RowMeta {
   prompt: TrlMessage[];
   chosen: TrlMessage[];
   rejected: TrlMessage[];
-  instance_id: string;
-  repo: string | null;
-  chosen_trajectory_id: string;
-  rejected_trajectory_id: string;
-  divergence_turn: number;
-  divergence_msg_index: number;
-  action_similarity: number;
   /** Only when `--prompt-window` is given (see window.ts). */
   prompt_messages_dropped?: number;
   /** JSON string of the cleaned tool definitions, or null when the trajectory has none. */
