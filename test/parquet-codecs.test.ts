@@ -197,12 +197,36 @@ describe('corrupt pages of every codec: exit 5 naming file, row group and column
     // Room for the longer varint: the body loses a few bytes (refused before it is decoded).
     { name: 'absurd declared size', edit: (_size, body) => ({ uncompressed: 1_500_000_000, body: body.subarray(0, body.length - 8) }), why: /can expand to|not its declared|declares|truncated|end/ },
   ];
+  // Every codec and kind through the reader itself (the UserError the CLI prints as its one line); through
+  // the built CLI every kind for a whole-page codec (snappy) and a streamed one (zstd): the exit code, the
+  // one-line message and the absent output come from the CLI's error path, the same for every codec.
   const cases = CODECS.flatMap((c) => KINDS.map((k) => ({ codec: c.codec, kind: k.name, edit: k.edit, why: k.why })));
-  it.each(cases)('$codec: $kind', async ({ codec, kind, edit, why }) => {
+  const badFile = (codec: CodecName, kind: string, edit: Case['edit']): string => {
     const clean = join(dir, `plain-${codec}.parquet`);
     if (!existsSync(clean)) writeWasm(codec, clean, true);
     const bad = join(dir, `bad-${codec}-${kind.replace(/\W+/g, '-')}.parquet`);
     editFirstPage(clean, bad, 'trajectory_id', edit);
+    return bad;
+  };
+  it.each(cases)('reader: $codec: $kind', async ({ codec, kind, edit, why }) => {
+    const bad = badFile(codec, kind, edit);
+    const { reader } = await loadReader('native');
+    let err: unknown;
+    try {
+      reader.readRowGroup(bad, 0, ['trajectory_id'], null);
+    } catch (e) {
+      err = e;
+    }
+    // A fresh module instance (loadReader resets modules): compare by name, not by class.
+    const u = err as { name?: string; exitCode?: number; message: string };
+    expect(u.name).toBe('UserError');
+    expect(u.exitCode).toBe(5);
+    expect(u.message).toMatch(new RegExp(`^${bad.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: row group 0, column trajectory_id: corrupt parquet data \\(`));
+    expect(u.message).toMatch(why);
+    expect(u.message).not.toContain('\n');
+  }, 60_000);
+  it.each(cases.filter((c) => c.codec === 'SNAPPY' || c.codec === 'ZSTD'))('CLI: $codec: $kind', async ({ codec, kind, edit, why }) => {
+    const bad = badFile(codec, kind, edit);
     const out = join(dir, `bad-${codec}.jsonl`);
     let err: { code?: number; stderr?: string } = {};
     try {
