@@ -38,3 +38,13 @@ export function parseJson(text: string, what: string): unknown {
   if (nestedDeeperThan(v)) throw new BadValue(tooDeepMessage(what));
   return v;
 }
+
+/** JSON text that must parse: `parseJson`, with a syntax error as the BadValue `unparsable`. */
+export function parseJsonText(text: string, what: string, unparsable: string): unknown {
+  try {
+    return parseJson(text, what);
+  } catch (e) {
+    if (e instanceof BadValue) throw e;
+    throw new BadValue(unparsable);
+  }
+}

@@ -1,5 +1,5 @@
 // Contract section 2: what is kept of each message, and how tool calls are normalised.
-import { parseJson } from './json-depth.js';
+import { parseJson, parseJsonText } from './json-depth.js';
 import type { Message, RawMessage, ToolCall } from '../types.js';
 
 /** Per-trajectory tallies that normalisation produces (contract counters). */
@@ -48,14 +48,7 @@ function asCallList(v: unknown): unknown[] | null {
   if (v == null || v === 'None') return null;
   if (typeof v === 'string') {
     // JSONL exports sometimes carry the list as a JSON string.
-    let parsed: unknown;
-    try {
-      parsed = parseJson(v, 'tool_calls');
-    } catch (e) {
-      if (e instanceof BadValue) throw e;
-      throw new BadValue('tool_calls is a string that is neither "None" nor a JSON list');
-    }
-    return asCallList(parsed);
+    return asCallList(parseJsonText(v, 'tool_calls', 'tool_calls is a string that is neither "None" nor a JSON list'));
   }
   if (!Array.isArray(v)) throw new BadValue(`tool_calls must be a list or null, found ${typeof v}`);
   return v.length === 0 ? null : v;

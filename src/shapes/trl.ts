@@ -11,7 +11,7 @@
 //   and the docs recommend a JSON string for `datasets` < 4.7 (no `Json()` feature type).
 import type { RowMeta } from '../contract/emit.js';
 import type { EmittedMessage, PairRow } from '../types.js';
-import { parseJson } from '../contract/json-depth.js';
+import { parseJsonText } from '../contract/json-depth.js';
 import { BadValue } from '../contract/normalise.js';
 
 export type ArgumentsMode = 'object' | 'string';
@@ -101,12 +101,7 @@ export function cleanTools(rawTools: unknown): object[] {
   if (typeof v === 'string') {
     const s = v.trim();
     if (s === '' || s === 'None' || s === 'null') return [];
-    try {
-      v = parseJson(s, 'tools');
-    } catch (e) {
-      if (e instanceof BadValue) throw e;
-      throw new BadValue('tools is a string that is not JSON');
-    }
+    v = parseJsonText(s, 'tools', 'tools is a string that is not JSON');
     if (v == null) return [];
   }
   if (!Array.isArray(v)) throw new BadValue(`tools must be a list of tool definitions, found ${typeof v}`);
@@ -149,14 +144,7 @@ export function makeToolsColumnCache(size = 8): (rawTools: unknown) => string | 
 function parseCalls(v: unknown): unknown[] {
   if (v == null || v === 'None') return [];
   if (typeof v === 'string') {
-    let parsed: unknown;
-    try {
-      parsed = parseJson(v, 'tool_calls');
-    } catch (e) {
-      if (e instanceof BadValue) throw e;
-      throw new BadValue('tool_calls is a string that is not JSON');
-    }
-    return parseCalls(parsed);
+    return parseCalls(parseJsonText(v, 'tool_calls', 'tool_calls is a string that is not JSON'));
   }
   v = plain(v);
   if (!Array.isArray(v)) throw new BadValue('tool_calls must be a JSON list or null');
