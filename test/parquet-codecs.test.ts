@@ -4,16 +4,15 @@
 // the native and the pure-JS decoder of each codec, and never through the parquet-wasm fallback.
 // Corrupt pages of each codec fail cleanly through the built CLI (exit 5, file, row group, column).
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, openAsBlob, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { tableFromIPC, type Data } from 'apache-arrow';
 import * as pw from 'parquet-wasm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { makeGetter } from '../src/io/arrow-values.js';
 import { editFirstPage } from './support/page-surgery.js';
+import { wasmValues } from './support/wasm-values.js';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -60,21 +59,6 @@ async function loadReader(impl: 'native' | 'js') {
   for (const k of Object.keys(JS_ENV)) delete process.env[k];
   Object.assign(process.env, saved);
   return { reader, decoders };
-}
-
-async function wasmValues(path: string, columns: string[]): Promise<Map<string, unknown[]>> {
-  const f = await pw.ParquetFile.fromFile(await openAsBlob(path));
-  const out = new Map<string, unknown[]>(columns.map((c) => [c, []]));
-  const stream = await f.stream({ columns, batchSize: 64 });
-  for await (const b of stream as unknown as AsyncIterable<{ intoIPCStream(): Uint8Array }>) {
-    for (const batch of tableFromIPC(b.intoIPCStream()).batches) {
-      for (const c of columns) {
-        const get = makeGetter(batch.data.children[batch.schema.fields.findIndex((fl) => fl.name === c)] as Data);
-        for (let i = 0; i < batch.numRows; i++) out.get(c)!.push(get(i));
-      }
-    }
-  }
-  return out;
 }
 
 function writeWasm(codec: CodecName, path: string, plainPages = false): void {

@@ -6,16 +6,17 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { tableFromIPC, type Data } from 'apache-arrow';
+import { tableFromIPC } from 'apache-arrow';
 import { ParquetFile } from 'parquet-wasm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isLabelType, isStringType, isTrajectoryType, makeGetter } from '../src/io/arrow-values.js';
+import { isLabelType, isStringType, isTrajectoryType } from '../src/io/arrow-values.js';
 import { listLevels, merge, shapeLeaf } from '../src/parquet/assemble.js';
 import { bitWidth, decodeHybrid } from '../src/parquet/column.js';
 import type { LogicalNode } from '../src/parquet/meta.js';
 import { fileMeta, readRowGroup, Unsupported } from '../src/parquet/reader.js';
 import { ParquetFormatError, ThriftEndError, ThriftReader } from '../src/parquet/thrift.js';
 import { UserError } from '../src/errors.js';
+import { wasmValues } from './support/wasm-values.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'dm-unit-pq-'));
@@ -147,21 +148,6 @@ describe('record assembly (shapeLeaf + merge)', () => {
 });
 
 /** Every value of `columns` in row group `rg` as parquet-wasm + arrow-values.ts read them. */
-async function wasmValues(path: string, rg: number, columns: string[]): Promise<Map<string, unknown[]>> {
-  const f = await ParquetFile.fromFile(await openAsBlob(path));
-  const out = new Map<string, unknown[]>(columns.map((c) => [c, []]));
-  const stream = await f.stream({ rowGroups: [rg], columns, batchSize: 64 });
-  for await (const b of stream as unknown as AsyncIterable<{ intoIPCStream(): Uint8Array }>) {
-    for (const batch of tableFromIPC(b.intoIPCStream()).batches) {
-      for (const c of columns) {
-        const get = makeGetter(batch.data.children[batch.schema.fields.findIndex((fl) => fl.name === c)] as Data);
-        for (let i = 0; i < batch.numRows; i++) out.get(c)!.push(get(i));
-      }
-    }
-  }
-  return out;
-}
-
 type Duck = { run(sql: string): Promise<unknown> };
 let duck: Duck;
 beforeAll(async () => {
@@ -206,7 +192,7 @@ describe('whole files written by DuckDB read like parquet-wasm reads them', () =
     const groups = fileMeta(path).rowGroupRows.length;
     expect(groups).toBeGreaterThan(1);
     for (let g = 0; g < groups; g++) {
-      const want = await wasmValues(path, g, COLUMNS);
+      const want = await wasmValues(path, COLUMNS, g);
       const all = readRowGroup(path, g, COLUMNS, null);
       for (const c of COLUMNS) expect(all.get(c), `${c} of row group ${g}`).toEqual(want.get(c));
       const rows = [0, 3, 4, 17, 50, 1999, 2047].filter((r) => r < want.get('i32')!.length);
@@ -222,7 +208,7 @@ describe('whole files written by DuckDB read like parquet-wasm reads them', () =
       const cols = ['trajectory_id', 'instance_id', 'repo', 'resolved', 'trajectory', 'tools'];
       const groups = fileMeta(path).rowGroupRows.length;
       for (let g = 0; g < groups; g++) {
-        const want = await wasmValues(path, g, cols);
+        const want = await wasmValues(path, cols, g);
         const got = readRowGroup(path, g, cols, null);
         for (const c of cols) expect(got.get(c), `${name} ${c}`).toEqual(want.get(c));
       }
@@ -244,7 +230,7 @@ describe('whole files written by DuckDB read like parquet-wasm reads them', () =
     const path = join(dir, 'duckdb-v2.parquet');
     await duck.run(`COPY (${NESTED_SQL}) TO '${path}' (FORMAT parquet, COMPRESSION zstd, PARQUET_VERSION v2, ROW_GROUP_SIZE 2048)`);
     for (let g = 0; g < fileMeta(path).rowGroupRows.length; g++) {
-      const want = await wasmValues(path, g, COLUMNS);
+      const want = await wasmValues(path, COLUMNS, g);
       const all = readRowGroup(path, g, COLUMNS, null);
       for (const c of COLUMNS) expect(all.get(c), `${c} of row group ${g}`).toEqual(want.get(c));
       const rows = [1, 2, 500].filter((r) => r < want.get('v')!.length);
@@ -383,7 +369,7 @@ describe('rows that span pages (hand-made v1 file)', () => {
   });
 
   it('parquet-wasm reads the file as written (the file is valid)', async () => {
-    expect((await wasmValues(path, 0, ['v'])).get('v')).toEqual(ROWS);
+    expect((await wasmValues(path, ['v'], 0)).get('v')).toEqual(ROWS);
   });
 
   it.each([
@@ -434,7 +420,7 @@ describe('small pages written by parquet-rs', () => {
     const groups = fileMeta(path).rowGroupRows;
     expect(groups.length).toBeGreaterThan(1);
     for (let g = 0; g < groups.length; g++) {
-      const want = await wasmValues(path, g, cols);
+      const want = await wasmValues(path, cols, g);
       const all = readRowGroup(path, g, cols, null);
       for (const c of cols) expect(all.get(c), `${c} of row group ${g}`).toEqual(want.get(c));
       for (const rows of [[0], [groups[g]! - 1], [1, 3], [0, 2, 4, 6].filter((r) => r < groups[g]!)]) {
