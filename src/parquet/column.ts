@@ -412,7 +412,6 @@ export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: Lea
     const uncompressed = count(h, 2, 'uncompressed page size', MAX_PAGE);
     if (type === PAGE.DICTIONARY) {
       if (dict || dataPages > 0) throw new ParquetFormatError('a dictionary page after the first page');
-      if (codec === 0 && uncompressed !== compressed) throw new ParquetFormatError(`uncompressed dictionary page of ${compressed} bytes declares ${uncompressed}`);
       dict = readDictionary(leaf, codec, file.body(compressed), h, uncompressed);
       continue;
     }
@@ -444,7 +443,6 @@ export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: Lea
       if (defEncoding < 0 || defEncoding > 9 || repEncoding < 0 || repEncoding > 9) throw new ParquetFormatError(`level encodings ${defEncoding} and ${repEncoding}`);
       if (leaf.maxRep > 0 && repEncoding !== ENC.RLE) throw new Unsupported('BIT_PACKED repetition levels');
       if (leaf.maxDef > 0 && defEncoding !== ENC.RLE) throw new Unsupported('BIT_PACKED definition levels');
-      if (codec === 0 && uncompressed !== compressed) throw new ParquetFormatError(`uncompressed page of ${compressed} bytes declares ${uncompressed}`);
       w = new Window(inflater(codec, file.body(compressed), uncompressed), uncompressed);
       if (leaf.maxRep > 0) w.runs(repWidth, (reps = new Uint8Array(numValues)), 'repetition levels');
       if (leaf.maxDef > 0) w.runs(defWidth, (defs = new Uint8Array(numValues)), 'definition levels');
@@ -490,7 +488,6 @@ export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: Lea
       if (repLen + defLen > uncompressed) throw new ParquetFormatError('levels longer than the declared page');
       const values = body.subarray(repLen + defLen);
       const isCompressed = h[8] !== undefined && (struct(h, 8)![7] ?? true) !== false;
-      if ((codec === 0 || !isCompressed) && uncompressed !== compressed) throw new ParquetFormatError(`uncompressed page of ${compressed} bytes declares ${uncompressed}`);
       w = new Window(inflater(isCompressed ? codec : 0, values, uncompressed - repLen - defLen), uncompressed - repLen - defLen);
     }
     if (reps) {
