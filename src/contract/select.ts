@@ -8,6 +8,11 @@ export interface SelectOptions {
   seed: string;
   maxPerSide: number;
   skipBadRows: boolean;
+  /**
+   * Options beyond the contract (e.g. the exit-status filters, src/pairing/exit-status.ts): a labelled
+   * row that passed the row checks (§1.3) and is refused here takes no further part; the caller counts it.
+   */
+  admit?: (rec: IndexRecord<unknown>, label: 'resolved' | 'failed') => boolean;
 }
 
 /** One row as the first pass sees it. `loc` tells the second pass where to find the trajectory. */
@@ -17,6 +22,8 @@ export interface IndexRecord<L> {
   repo: unknown;
   resolved: unknown;
   loc: L;
+  /** A value only `admit` reads (e.g. the row's exit_status). */
+  extra?: unknown;
 }
 
 export interface Selected<L> {
@@ -78,6 +85,7 @@ export class Indexer<L> {
       this.counters.unlabelled++;
       return;
     }
+    if (this.opts.admit && !this.opts.admit(rec, label)) return;
     let g = this.groups.get(instance);
     if (!g) this.groups.set(instance, (g = { instanceId: instance, resolved: [], failed: [] }));
     let repo = (rec.repo as string | null) ?? null;
