@@ -80,6 +80,8 @@ export interface MinedPair {
   continuation?: MinedContinuation;
   /** `--pairing tree`: the values and supports of the two branches. */
   tree?: TreeFields;
+  /** `--pairing tree`: each branch's identity (hex of its action's key hash), for one KTO row per branch. */
+  branches?: [string, string];
 }
 
 export interface MineSummary {
@@ -566,7 +568,8 @@ async function walkTreeAndWrite(
       }
     }
     const pairs = walkTreeInstance(inst.instanceId, attempts, tree, reader, counters, gaps);
-    for (const p of pairs) await sink({ row: p.row, tools: p.promptAttempt.t.tools, tree: p.tree });
+    const hex = (k: string) => Buffer.from(k, 'latin1').toString('hex');
+    for (const p of pairs) await sink({ row: p.row, tools: p.promptAttempt.t.tools, tree: p.tree, branches: [hex(p.branches[0]), hex(p.branches[1])] });
     for (const a of attempts) a.t.unload();
   }
   return { counters, gaps };

@@ -51,12 +51,3 @@ export function admitExitStatus(f: ExitStatusFilter, label: 'resolved' | 'failed
   }
   return true;
 }
-
-/** Merge the tallies of partitions: row level, so every part holds the same; the first is kept. */
-export function describeTally(t: ExitStatusTally): string {
-  const seen = Object.entries(t.observed)
-    .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
-    .map(([s, n]) => `${s} ${n.resolved}/${n.failed}`)
-    .join(', ');
-  return `exit_status_excluded      ${t.excluded}\nexit_status_not_rejectable ${t.not_rejectable}\nexit_status seen (resolved/failed): ${seen || 'none'}\n`;
-}

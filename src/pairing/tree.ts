@@ -188,6 +188,8 @@ export interface TreePair<T> {
   promptAttempt: T;
   chosenAttempt: T;
   rejectedAttempt: T;
+  /** The comparison keys of the two branches' actions (message i): a branch's identity within its node. */
+  branches: [string, string];
 }
 
 /** The first attempt (rank order) of `n` with this label; a node with none has none. */
@@ -308,7 +310,7 @@ export function treePairs<T extends TreeAttempt>(attempts: readonly T[], opts: T
       rejected_support: cand.lo.attempts.length,
       branch_depth: cand.node.branchDepth,
     };
-    kept.push({ row, tree, promptAttempt: reps.prompt, chosenAttempt: reps.chosen, rejectedAttempt: reps.rejected });
+    kept.push({ row, tree, promptAttempt: reps.prompt, chosenAttempt: reps.chosen, rejectedAttempt: reps.rejected, branches: [reps.chosen.keyAt(i), reps.rejected.keyAt(i)] });
     c.pairs_emitted++;
     if (row.divergence_turn === 0) c.divergence_turn_0++;
     if (gaps) gaps[gapBin(cand.gapNum / cand.gapDen)]!++;
