@@ -283,6 +283,9 @@ export async function runMine(positional: string[], o: MineCliOptions, recognise
       promptWindow: plan.promptWindow ?? null,
       split: plan.specs.length > 0 ? { by: plan.splitBy, specs: plan.specs } : null,
       generator: `divergence-mine ${VERSION}`,
+      ...(pairing.tree && summary.tree
+        ? { tree: { counters: summary.tree.counters, gaps: summary.tree.gaps, minValueGap: pairing.tree.minValueGap, minSupport: pairing.tree.minSupport, maxPairsPerNode: pairing.tree.maxPairsPerNode } }
+        : {}),
     });
     makeParentFolders(o.card);
     const tmp = tempPathFor(o.card);
