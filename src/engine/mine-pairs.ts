@@ -359,6 +359,7 @@ async function indexPass({ req, opts, engine, pool, progress, fallbacks }: Run, 
     }
     else indexTasks.push({ input, rowGroup: -1, rows: 0, task: { kind: 'index-jsonl', path: f.path, mapping, schema: detection.schema } });
   });
+  if (req.exitStatus) checkExitStatusColumn(req.inputs, metas);
   const totalRows = indexTasks.reduce((a, t) => a + t.rows, 0);
   progress.phase('index', indexTasks.length, totalRows);
   const indexResults = indexTasks.map((t) =>
@@ -370,7 +371,6 @@ async function indexPass({ req, opts, engine, pool, progress, fallbacks }: Run, 
   indexResults.forEach((p) => p.catch(() => {}));
   // The exit-status filters read one more small column per row group (or JSONL input), in row order.
   const filter = req.exitStatus;
-  if (filter) checkExitStatusColumn(req.inputs, metas);
   const statusResults = filter ? indexTasks.map((t) => pool.run<ColumnResult>(exitStatusTask(t.task))) : null;
   statusResults?.forEach((p) => p.catch(() => {}));
   const indexer = new Indexer<Loc>({
@@ -417,7 +417,7 @@ function checkExitStatusColumn(inputs: InputFile[], metas: Layout['metas']): voi
 
 function exitStatusTask(t: Task): Task {
   if (t.kind === 'index') return { kind: 'column', path: t.path, rowGroup: t.rowGroup, column: EXIT_STATUS_COLUMN, engine: t.engine, rowOffset: t.rowOffset, rows: t.rows };
-  if (t.kind === 'index-jsonl') return { kind: 'column-jsonl', path: t.path, column: EXIT_STATUS_COLUMN };
+  if (t.kind === 'index-jsonl') return { kind: 'column-jsonl', path: t.path, column: EXIT_STATUS_COLUMN, purpose: '--rejected-exit-status and --exclude-exit-status' };
   throw new Error(`internal error: no exit-status task for a ${t.kind} task`);
 }
 

@@ -42,7 +42,7 @@ export type Task =
   /** One extra small column of every row of a row group (e.g. exit_status for the exit-status filters), in row order. */
   | { kind: 'column'; path: string; rowGroup: number; column: string; engine: Engine; rowOffset: number; rows: number }
   /** The same over every line of a JSONL input, in line order (as index-jsonl). */
-  | { kind: 'column-jsonl'; path: string; column: string };
+  | { kind: 'column-jsonl'; path: string; column: string; /** What reads it, for the error naming a missing column. */ purpose: string };
 
 /** Values of a `column` / `column-jsonl` task, one per row. */
 export interface ColumnResult {

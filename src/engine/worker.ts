@@ -484,11 +484,11 @@ async function column(task: Extract<Task, { kind: 'column' }>): Promise<ColumnRe
   return { values };
 }
 
-async function columnJsonl(path: string, name: string): Promise<ColumnResult> {
+async function columnJsonl(path: string, name: string, purpose: string): Promise<ColumnResult> {
   const values: unknown[] = [];
   for await (const [line, text] of jsonlLines(path)) {
     const o = parseJsonLine(path, line, text);
-    if (!(name in o)) throw new UserError(`${path}:${line}: missing column ${name} (found: ${Object.keys(o).join(', ') || 'none'})`, ExitCode.schema);
+    if (!(name in o)) throw new UserError(`${path}:${line}: ${purpose} read the column ${name}, which this row lacks (found: ${Object.keys(o).join(', ') || 'none'})`, ExitCode.schema);
     values.push(o[name]);
   }
   return { values };
@@ -523,7 +523,7 @@ async function run(task: Task): Promise<MetaResult | IndexResult | DecodeResult 
     case 'column':
       return column(task);
     case 'column-jsonl':
-      return columnJsonl(task.path, task.column);
+      return columnJsonl(task.path, task.column, task.purpose);
   }
 }
 
