@@ -209,5 +209,13 @@ describe('mine --shape kto', () => {
     // The PyPSA branch of value 0.5 is desirable above 0.4 (it is not under the default 0.5).
     expect(lines(out).map((r) => [r.value, r.label])).toEqual(want.map((r) => [r.value, Number(r.value) > 0.4]));
     expect(want.some((r) => r.value === 0.5 && r.label === true)).toBe(true);
+    // Partitioned and merged: the same rows (repeats are found within an instance).
+    const args = ['--parquet', join(FIX, 'forks.parquet'), '--shape', 'kto', '--pairing', 'tree', '--min-value-gap', '0.2', '--kto-threshold', '0.4'];
+    const parts = [0, 1].map((i) => join(dir, `kto-part-${i}.jsonl`));
+    await Promise.all(parts.map((p, i) => mine([...args, '--partition', `${i}/2`, '--out', p, '--stats', `${p}.stats.json`])));
+    const merged = join(dir, 'kto-merged.jsonl');
+    const m = await cli(['merge', ...parts, '--out', merged, '--quiet']);
+    expect(m.code, m.stderr).toBe(0);
+    expect(readFileSync(merged, 'utf8')).toBe(readFileSync(out, 'utf8'));
   }, T);
 });

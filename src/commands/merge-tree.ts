@@ -1,5 +1,6 @@
-// `merge` of `--pairing tree` parts: the tree funnel and the value-gap histogram add up across
-// partitions (instances are disjoint); the identity is asserted on the sum.
+// `merge` of `--pairing tree` and `--shape kto` parts: the tree funnel, the value-gap histogram and
+// the KTO row counts add up across partitions (instances are disjoint; KTO repeats are found within
+// an instance); the tree identity is asserted on the sum.
 import { ExitCode, UserError } from '../errors.js';
 import { TREE_COUNTER_NAMES, addTreeCounters, assertTreeIdentity, emptyTreeCounters, type TreeCounters } from '../pairing/tree.js';
 
@@ -24,4 +25,26 @@ export function mergeTreeStats(docs: { tree?: TreeStats }[]): TreeStats | null {
   }
   assertTreeIdentity(counters);
   return { counters, value_gap_histogram: bins };
+}
+
+export interface KtoStats {
+  rows: number;
+  desirable: number;
+  undesirable: number;
+  repeats_dropped: number;
+}
+
+/** The summed KTO row counts, or null when the parts are not kto runs. */
+export function mergeKtoStats(docs: { kto?: KtoStats }[]): KtoStats | null {
+  if (!docs[0]?.kto) return null;
+  const out: KtoStats = { rows: 0, desirable: 0, undesirable: 0, repeats_dropped: 0 };
+  for (const d of docs) {
+    const k = d.kto;
+    if (!k || (['rows', 'desirable', 'undesirable', 'repeats_dropped'] as const).some((n) => typeof k[n] !== 'number')) {
+      throw new UserError('a --shape kto part has no (or a malformed) "kto" entry in its stats; re-mine that part', ExitCode.schema);
+    }
+    for (const n of ['rows', 'desirable', 'undesirable', 'repeats_dropped'] as const) out[n] += k[n];
+  }
+  if (out.rows !== out.desirable + out.undesirable) throw new Error('internal error: kto rows are not desirable + undesirable');
+  return out;
 }

@@ -17,7 +17,7 @@ import { JsonlSink } from '../io/jsonl-writer.js';
 import type { RowSink } from '../io/sink.js';
 import { readPairsFile } from './check-template.js';
 import { statsDocument, writeJsonAtomic } from './mine.js';
-import { mergeTreeStats, type TreeStats } from './merge-tree.js';
+import { mergeKtoStats, mergeTreeStats, type KtoStats, type TreeStats } from './merge-tree.js';
 import { formatTreeCounters } from './mine-pairing.js';
 
 interface PartStats {
@@ -163,7 +163,7 @@ function parquetCursor(path: string, plain: boolean): PartCursor {
 export function layoutOf(doc: PartStats['doc']): OutputLayout {
   const opts = doc.options as { arguments?: 'object' | 'string'; prompt_window?: number; pairing?: string };
   return {
-    shape: doc.shape === 'trl' ? 'trl' : 'published',
+    shape: doc.shape === 'trl' || doc.shape === 'kto' ? doc.shape : 'published',
     arguments: opts.arguments ?? 'object',
     windowed: opts.prompt_window !== undefined,
     ...(opts.pairing === 'tree' ? { tree: true } : {}),
@@ -252,7 +252,9 @@ Example:
       const counters = mergeCounters(stats);
       // --pairing tree: its funnel adds up across parts (identity asserted); rows are its pairs.
       const tree: TreeStats | null = mergeTreeStats(stats.map((p) => p.doc as { tree?: TreeStats }));
-      const emitted = tree ? tree.counters.pairs_emitted : counters.pairs_emitted;
+      // --shape kto: rows are the KTO rows (two per pair, repeats dropped), summed over the parts.
+      const kto = mergeKtoStats(stats.map((p) => p.doc as { kto?: KtoStats }));
+      const emitted = kto ? kto.rows : tree ? tree.counters.pairs_emitted : counters.pairs_emitted;
       outputFormat(o.out);
       if (o.out !== '-') checkOutputPath(o.out, o.force);
       if (o.statsOut) checkOutputPath(o.statsOut, o.force, 'stats');
@@ -283,7 +285,7 @@ Example:
         seed: opt.seed, reasoningKeys: opt.reasoning_keys, skipBadRows: opt.skip_bad_rows,
       }));
       if (o.statsOut) {
-        writeJsonAtomic(o.statsOut, { ...first, counters, partition: null, row_level: first.row_level, merged_from: stats.length, ...(tree ? { tree } : {}), ...(published ? { published_comparison: published } : {}) });
+        writeJsonAtomic(o.statsOut, { ...first, counters, partition: null, row_level: first.row_level, merged_from: stats.length, ...(tree ? { tree } : {}), ...(kto ? { kto } : {}), ...(published ? { published_comparison: published } : {}) });
       }
       if (!o.quiet) {
         if (tree) process.stderr.write(formatTreeCounters(counters, { counters: tree.counters, gaps: tree.value_gap_histogram.map((b) => b.pairs) }));

@@ -313,7 +313,6 @@ function trainPlan(o: MineCliOptions): TrainPlan {
   if (trajectory && shape === 'trl') throw new UserError('--continuation trajectory is not available with --shape trl yet; use --shape published or sft', ExitCode.usage);
   if (trajectory && shape === 'kto') throw new UserError('--continuation trajectory is not available with --shape kto; KTO rows hold the action at the divergence', ExitCode.usage);
   if (shape === 'kto' && o.card) throw new UserError('--card describes published and trl rows only; leave out --card with --shape kto', ExitCode.usage);
-  if (shape === 'kto' && o.partition) throw new UserError('merge does not combine --shape kto parts yet; mine without --partition, or mine trl parts', ExitCode.usage);
   const beyondContractRow = shape === 'sft' || trajectory || Boolean(o.behavior);
   // The card and `merge` know only the contract's and the trl row layouts.
   if (beyondContractRow && o.card) throw new UserError('--card describes published and trl rows only; leave out --card with --shape sft, --continuation trajectory or --behavior', ExitCode.usage);
