@@ -328,8 +328,11 @@ export function detectSchema(columnNames: readonly string[], sampleRow?: unknown
   if (sample && !sample.calls && sample.fences) {
     return { schema: 'text-actions', mapping, auto: true, reason: `the sample row's assistant messages have no tool calls and hold fenced bash blocks` };
   }
+  if (mapping.id === 'traj_id' && mapping.messages === 'messages') {
+    return { schema: 'swe-smith', mapping, auto: true, reason: `columns traj_id + messages (SWE-smith layout)` };
+  }
   if (sample && !sample.calls && sample.bareFences) {
-    return { schema: 'swe-smith', mapping, auto: true, reason: `the sample row's assistant messages have no tool calls and end in fenced blocks without a language (SWE-smith ticks layout)` };
+    return { schema: 'swe-smith', mapping, auto: true, reason: `the sample row's assistant messages have no tool calls and end in fenced blocks without a language (SWE-agent style)` };
   }
   const idText = Array.isArray(mapping.id) ? mapping.id.join('+') : (mapping.id as string);
   if (mapping.messages === 'messages' && mapping.id === 'trajectory_id') {
