@@ -93,7 +93,8 @@ describe('nebius/SWE-agent-trajectories (fixtures/corpora/swe-agent-trajectories
     });
     const P = 'marshmallow-code__apispec-811';
     const T = 'tomerfiliba__plumbum-366';
-    // Which failed run is emitted is the one ranked first: SHA-256("0:" + id) (hand-checked with sha256sum).
+    // Which failed run is emitted is the one ranked first by SHA-256("0:" + id), checked with sha256sum:
+    // apispec-811#3 2dd6cc7e7da8 < #2 38ec623c806c; plumbum-366#2 243661675c45 < #3 fafc4e13ba3d.
     expect(summary(rows)).toEqual([
       [P, `${P}#1`, `${P}#3`, 4],
       [T, `${T}#1`, `${T}#2`, 6],
@@ -105,8 +106,23 @@ describe('nebius/SWE-agent-trajectories (fixtures/corpora/swe-agent-trajectories
     const ref = await reference('swe-agent-trajectories/swe-agent.parquet', 'swe-agent');
     expect(rows).toEqual(ref.rows);
     expect(counters).toEqual(ref.counters);
+    // Synthesised ids do not depend on the partition: every part reads every row (contract §10.1).
+    const parts = await Promise.all(['0/2', '1/2'].map((p) => mine('swe-agent-trajectories/swe-agent.parquet', ['--partition', p])));
+    const byInstance = (list: Json[]) => [...list].sort((a, b) => String(a.instance_id).localeCompare(String(b.instance_id)));
+    expect(byInstance(parts.flatMap((p) => p.rows))).toEqual(rows);
   });
 });
+
+it('fixtures/corpora/build.mjs --check rebuilds every corpus fixture byte for byte', async () => {
+  const r = await new Promise<Run>((res) => {
+    execFile(process.execPath, [join(CORPORA, 'build.mjs'), '--check'], { cwd: ROOT }, (err, stdout, stderr) => {
+      res({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr });
+    });
+  });
+  expect(r.stderr).toBe('');
+  expect(r.stdout).toBe('fixtures/corpora: 9 files up to date\n');
+  expect(r.code).toBe(0);
+}, 120_000);
 
 describe('SWE-bench/SWE-smith-trajectories (fixtures/corpora/swe-smith-trajectories)', () => {
   const A = 'arrow-py__arrow.1d70d009.lm_rewrite__nuzjfyur';
