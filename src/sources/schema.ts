@@ -21,15 +21,19 @@
 // | SWE-Gym/OpenHands-Sampled-Trajectories   | openhands       | run_id+instance_id | instance_id | messages | resolved (bool) | tools (list of structs) |
 // | SWE-agent / mini-swe-agent exports       | text-actions    | trajectory_id / traj_id / id | instance_id | messages | resolved | -                  |
 //
-// Auto-detection (when --schema is not given), in this order:
+// Auto-detection (when neither --source nor --schema is given): docs/mining-contract.md §10.9, in
+// this order: column names alone (layoutFromColumns: swe-agent, coderforge); the sample row's assistant
+// messages without tool calls (XML calls -> swe-smith, a ```bash fence -> text-actions); traj_id +
+// messages -> swe-smith; bare fences only -> swe-smith; trajectory_id + messages -> open-swe-traces;
+// else openhands. Columns per role:
 //   id:       the first present of trajectory_id, traj_id, id; else run_id + instance_id joined by ":"
-//             (SWE-Gym has no per-row id: one row per (run, instance)).
-//   instance: instance_id.    resolved: resolved.    tools: tools (optional).    repo: repo (optional).
+//             (SWE-Gym has no per-row id: one row per (run, instance)); none for swe-agent (synthesised,
+//             identity.ts).
+//   instance: instance_id (or from the id by --instance-from-id).   resolved: resolved, target, reward.
+//   tools: tools (optional).    repo: repo (optional).
 //   messages: messages, then trajectory. With a sample row, a column whose value is present but is
 //             not a list of objects with a string `role` (or a JSON string of one) is passed over.
-//   schema:   text-actions when the sample row's assistant messages carry no tool call and at least
-//             one holds an action fence (text-actions.ts); else open-swe-traces when the columns are
-//             trajectory_id + messages; else openhands.
+// `--source NAME` (corpora.ts) stands for a schema and the column options of its corpus.
 // Explicit options (--id-column, --instance-column, --messages-column, --resolved-column, --schema)
 // replace the corresponding choice; an id option may name several columns joined by ",". A named
 // column that does not exist, or a role no candidate fills, is a schema error that lists the
@@ -39,8 +43,8 @@
 // (trajectory_id, instance_id, repo, resolved, trajectory, tools):
 //   - `resolved` is copied unchanged: Open-SWE-Traces -1 (and anything but 0/1/true/false) stays
 //     unlabelled by contract section 1; SWE-Gym booleans are labels as they are.
-//   - messages given as a JSON string are parsed (a string that does not parse is kept, and the
-//     contract's normaliser reports it as "trajectory is not a list").
+//   - messages: the source's messages (messages.ts: JSON text parsed, role aliases, per-schema fields),
+//     except in the contract's own layout, whose values are passed as they are.
 //   - tools given as a JSON string, or as a list whose items are JSON strings (Open-SWE-Traces), are
 //     parsed item by item; an item that does not parse is kept as the string.
 //   - a composite id is the parts joined by ":" when every part is a non-empty string, else null
