@@ -10,7 +10,7 @@
 // Licenses: swe-agent-trajectories rows CC-BY-4.0 © Nebius; swe-smith-trajectories rows MIT
 // (SWE-smith); the coderforge, open-swe-traces and swe-gym fixtures hold real nebius
 // SWE-rebench-openhands messages (CC-BY-4.0 © Nebius) in those corpora's documented columns.
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { describe, it, expect, beforeAll, afterAll, vi } from 'vitest';
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,6 +19,9 @@ import { fileURLToPath } from 'node:url';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { referenceMine } from '../fixtures/reference-walker.mjs';
 import { REFERENCE_SOURCES } from '../fixtures/reference-sources.mjs';
+
+// CLI runs: generous per-test time on a loaded machine (no timed assertion).
+vi.setConfig({ testTimeout: 120_000, hookTimeout: 60_000 });
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const CORPORA = join(ROOT, 'fixtures', 'corpora');
