@@ -127,6 +127,16 @@ function detectInput(where: string, columns: readonly string[], sample: unknown,
   }
 }
 
+/** Only empty JSONL inputs: the layout the options name, else the upstream one (no row is read anyway). */
+function emptyInputDetection(overrides: SchemaOverrides): Detection & { legacy: boolean } {
+  try {
+    return detectInput('', REQUIRED, undefined, overrides);
+  } catch (e) {
+    if (!(e instanceof SchemaError)) throw e;
+    return detectInput('', REQUIRED, undefined, {});
+  }
+}
+
 /** The column types of a parquet input under its mapping. */
 export function checkSchema(path: string, meta: MetaResult, withTools: boolean, d: Detection & { legacy?: boolean }): { hasTools: boolean } {
   const byName = new Map(meta.fields.map((f) => [f.name, f]));
@@ -311,7 +321,8 @@ async function detectLayout({ req, pool, spillDir }: Run, rawMetas: (MetaResult 
     mappings.push({ ...first.mapping, tools: first.mapping.tools && columns.includes(first.mapping.tools) ? first.mapping.tools : null, repo: first.mapping.repo && columns.includes(first.mapping.repo) ? first.mapping.repo : null });
   }
   // Only empty JSONL inputs: the upstream layout (no row is read anyway).
-  first ??= { ...detectInput('', REQUIRED, undefined, overrides), path: '' };
+  // (A --source whose columns are not the upstream ones: its mapping, as there is nothing to check.)
+  first ??= { ...emptyInputDetection(overrides), path: '' };
   const mapped = mappings.map((m) => m ?? first.mapping);
   const detection: Detection = { schema: first.schema, mapping: first.mapping, auto: first.auto, reason: first.reason };
   req.onSchema?.(detection);

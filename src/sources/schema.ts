@@ -159,14 +159,13 @@ function hasCalls(tc: unknown): boolean {
 }
 
 /** What the sample row's messages say: assistant tool calls, XML function calls, action fences. */
-function sampleActions(messages: unknown): { calls: boolean; xml: boolean; fences: boolean; bareFences: boolean; aiRole: boolean; assistants: number } {
+function sampleActions(messages: unknown): { calls: boolean; xml: boolean; fences: boolean; bareFences: boolean; assistants: number } {
   const list = peekIfString(messages);
-  const out = { calls: false, xml: false, fences: false, bareFences: false, aiRole: false, assistants: 0 };
+  const out = { calls: false, xml: false, fences: false, bareFences: false, assistants: 0 };
   if (!Array.isArray(list)) return out;
   for (const m of list) {
     if (m === null || typeof m !== 'object') continue;
     const role = (m as { role?: unknown }).role;
-    if (role === 'ai') out.aiRole = true;
     if (role !== 'assistant' && role !== 'ai') continue;
     out.assistants++;
     const msg = m as { content?: unknown; text?: unknown; tool_calls?: unknown };
