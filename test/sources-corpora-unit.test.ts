@@ -13,6 +13,7 @@ import { RowIdentity, pairWithinKey } from '../src/sources/identity.js';
 import { sourceMessages } from '../src/sources/messages.js';
 import { detectSchema, describeDetection, type ColumnMapping, type SchemaOverrides } from '../src/sources/schema.js';
 import { TEXT_ACTION_SCHEMES, textActionMessageSignature, xmlFunctionCalls } from '../src/sources/text-actions.js';
+import { labelTurns } from '../src/shapes/behavior.js';
 import { referenceMine } from '../fixtures/reference-walker.mjs';
 import { REFERENCE_SOURCES } from '../fixtures/reference-sources.mjs';
 
@@ -232,5 +233,16 @@ describe('mineSourceRows (the library path, the same source rules)', () => {
     expect(e.exitCode).toBe(7);
     expect(e.message).toBe('<rows>: row 2 (trajectory_id "t-final" does not match --instance-from-id ^(.+)_run\\d+$): instance_id is null or empty (use --skip-bad-rows to count and skip such rows)');
     expect(mineSourceRows(rows, { skipBadRows: true }).counters).toMatchObject({ trajectories_read: 3, bad_rows: 1, instances: 1, eligible_instances: 1, pairs_walked: 1, no_divergence: 1 });
+  });
+});
+
+describe('behaviour labels read text actions as the source signs them', () => {
+  it('a bare fence (swe-agent) and an XML call (swe-smith) are labelled by their command, not as reasoning', () => {
+    const bare = [{ role: 'assistant', content: `I will look.\n${F}\nls -F\n${F}`, tool_calls: null }];
+    expect(labelTurns(bare, { textActions: true, ...TEXT_ACTION_SCHEMES['text-actions'] })).toEqual(['reason_plan']);
+    expect(labelTurns(bare, { textActions: true, ...TEXT_ACTION_SCHEMES['swe-agent'] })).not.toEqual(['reason_plan']);
+    const xml = [{ role: 'assistant', content: 'Done.\n<function=submit>\n</function>', tool_calls: null }];
+    expect(labelTurns(xml, { textActions: true, ...TEXT_ACTION_SCHEMES['swe-smith'] })).toEqual(['finalize']);
+    expect(labelTurns(xml, { textActions: true, ...TEXT_ACTION_SCHEMES['swe-agent'] })).toEqual(['reason_plan']);
   });
 });
