@@ -8,7 +8,10 @@ import { UserError, ExitCode } from '../errors.js';
 import { MEMORY_SPILL_PATH, MemorySpillReader, MemorySpillWriter } from './memory-spill.js';
 import type { NormaliseTally } from '../contract/normalise.js';
 import { withDefaults, type MiningOptions } from '../contract/options.js';
-import { Indexer, type Selected } from '../contract/select.js';
+import { Indexer, type IndexRecord, type Selected } from '../contract/select.js';
+import { detectSchema, toStandardRow, type Detection, type SchemaOverrides } from '../sources/schema.js';
+import { RowIdentity, pairWithinKey } from '../sources/identity.js';
+import { signatureSchemeOf } from '../sources/text-actions.js';
 import { SpillTrajectory, hooksFor } from './spill-walk.js';
 import type { PairRow } from '../types.js';
 import { walkInstance } from '../contract/walk.js';
@@ -40,17 +43,55 @@ export function mineRows(
   source = '<rows>',
   scheme: SignatureScheme = 'contract',
 ): MineResult {
+  function* records(): Generator<[IndexRecord<InputRow>, () => string]> {
+    let n = 0;
+    for (const row of input) {
+      const at = n++;
+      yield [{ trajectoryId: row.trajectory_id, instanceId: row.instance_id, repo: row.repo, resolved: row.resolved, loc: row }, () => `${source}: row ${at}`];
+    }
+  }
+  return mineRecords(records(), options, source, scheme);
+}
+
+/**
+ * Mine rows of any known source as `mine` does: the layout detected from the first row (or given by
+ * `overrides`, the CLI's --source / --schema / column options), then the same source rules as the
+ * streaming pipeline (sources/: messages, ids, --instance-from-id, --pair-within) and the contract.
+ */
+export function mineSourceRows(
+  input: readonly Record<string, unknown>[],
+  options: Partial<MiningOptions> = {},
+  overrides: SchemaOverrides = {},
+  source = '<rows>',
+): MineResult & { detection: Detection } {
+  const first = input[0] ?? {};
+  const detection = detectSchema(Object.keys(first), input.length > 0 ? first : undefined, overrides);
+  const { mapping, schema } = detection;
+  const identity = new RowIdentity(mapping);
+  function* records(): Generator<[IndexRecord<InputRow>, () => string]> {
+    let at = 0;
+    for (const row of input) {
+      const std = toStandardRow(row, mapping, schema);
+      const who = identity.resolve(std.trajectory_id, std.instance_id);
+      const group = pairWithinKey(mapping, (c) => row[c]);
+      const rec: IndexRecord<InputRow> = { trajectoryId: who.trajectoryId, instanceId: who.instanceId, repo: std.repo, resolved: std.resolved, loc: std };
+      const where = `${source}: row ${at++}`;
+      yield [group === undefined ? rec : { ...rec, group }, () => (who.note ? `${where} (${who.note})` : where)];
+    }
+  }
+  return { ...mineRecords(records(), options, source, signatureSchemeOf(schema)), detection };
+}
+
+function mineRecords(
+  input: Iterable<[IndexRecord<InputRow>, () => string]>,
+  options: Partial<MiningOptions>,
+  source: string,
+  scheme: SignatureScheme,
+): MineResult {
   const opts = withDefaults(options);
   const reasoning = new Set(opts.reasoningKeys);
   const indexer = new Indexer<InputRow>({ seed: opts.seed, maxPerSide: opts.maxPerSide, skipBadRows: opts.skipBadRows });
-  let n = 0;
-  for (const row of input) {
-    const at = n++;
-    indexer.add(
-      { trajectoryId: row.trajectory_id, instanceId: row.instance_id, repo: row.repo, resolved: row.resolved, loc: row },
-      () => `${source}: row ${at}`,
-    );
-  }
+  for (const [rec, where] of input) indexer.add(rec, where);
   const { instances, counters } = indexer.finish();
   // Pass 2 as a worker runs it: encode every extracted trajectory into the spill, in selection order.
   const store = new MemorySpillWriter();
