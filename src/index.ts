@@ -1,5 +1,5 @@
 // Library entry: the contract's pure stages and both pipelines.
-export { mineRows, type InputRow, type MineResult } from './engine/mine-rows.js';
+export { mineRows, mineSourceRows, type InputRow, type MineResult } from './engine/mine-rows.js';
 export { normaliseTrajectory } from './contract/normalise.js';
 export { minePairs, type MineRequest, type MinedPair, type MineSummary } from './engine/mine-pairs.js';
 export { norm, normaliseMessage, normaliseToolCall } from './contract/normalise.js';

@@ -11,7 +11,7 @@ import { resolveInputs, type InputFile } from '../io/inputs.js';
 import type { Sharding } from '../dataset/folder-output.js';
 import { parseByteSize, parseSplitSpecs, type SplitBy, type SplitSpec } from '../dataset/split.js';
 import type { ArgumentsMode } from '../shapes/trl.js';
-import { SCHEMAS, type SchemaName, type SchemaOverrides } from '../sources/schema.js';
+import { SCHEMAS, SOURCE_NAMES, SOURCES, instancePattern, type SchemaName, type SchemaOverrides, type SourceName } from '../sources/schema.js';
 import { checkOutputPath } from '../io/atomic.js';
 import { DEFAULT_TREE_OPTIONS, type TreeOptions } from '../pairing/tree.js';
 import type { ExitStatusFilter } from '../pairing/exit-status.js';
@@ -92,6 +92,9 @@ export interface MineCliOptions {
   instanceColumn?: string;
   messagesColumn?: string;
   resolvedColumn?: string;
+  source?: SourceName;
+  instanceFromId?: string;
+  pairWithin?: string[];
   continuation?: 'action' | 'trajectory';
   maxContinuationMessages?: number;
   unit?: 'pairs' | 'groups';
@@ -162,6 +165,14 @@ export function mineCommand(program: Command): Command {
     .option('--instance-column <name>', 'instance column (grouping key)')
     .option('--messages-column <name>', 'messages column (a list of messages, or JSON text of one)')
     .option('--resolved-column <name>', 'label column (1/true resolved, 0/false failed, anything else unlabelled)')
+    .addOption(
+      new Option(
+        '--source <name>',
+        `a known corpus, instead of detection: ${SOURCE_NAMES.map((n) => `${n} (${SOURCES[n].corpus})`).join(', ')}; the column options above still win`,
+      ).choices([...SOURCE_NAMES]),
+    )
+    .option('--instance-from-id <regex>', 'the instance is the first group of this regular expression on the trajectory id (coderforge: ^(.+)_run\\d+$)')
+    .option('--pair-within <col[,col]>', 'pair only attempts that also share these columns (a.b reaches into a struct), e.g. a scaffold or model column', listArg)
     .optionsGroup('Training output:')
     .addOption(
       new Option('--shape <shape>', 'published (the contract), trl (TRL DPOTrainer), sft (prompt/completion of the resolved side) or kto (TRL KTOTrainer: prompt/completion/label rows)')
@@ -197,6 +208,8 @@ Examples:
   $ divergence-mine mine --jsonl swe-smith.jsonl --schema text-actions --shape sft --out sft.jsonl
   $ divergence-mine mine --parquet trajectories.parquet --pairing tree --rejected-exit-status submit --out tree.jsonl
   $ divergence-mine mine --parquet trajectories.parquet --pairing tree --shape kto --out kto.parquet
+  $ divergence-mine mine --parquet 'SWE-agent-trajectories/data/*.parquet' --out pairs.jsonl   # detected: swe-agent
+  $ divergence-mine mine --parquet open-swe-traces/ --pair-within metadata.teacher_model.name --out pairs.jsonl
 
 Exit codes: 0 ok, 2 usage, 3 missing input, 4 not parquet, 5 corrupt input, 6 schema, 7 bad value,
 8 output path, 130/143 interrupted. See README "Errors and exit codes".
@@ -276,7 +289,12 @@ export function mineSettings(positional: string[], o: MineCliOptions): MineSetti
     ...(o.instanceColumn !== undefined ? { instanceColumn: o.instanceColumn } : {}),
     ...(o.messagesColumn !== undefined ? { messagesColumn: o.messagesColumn } : {}),
     ...(o.resolvedColumn !== undefined ? { resolvedColumn: o.resolvedColumn } : {}),
+    ...(o.source !== undefined ? { source: o.source } : {}),
+    ...(o.instanceFromId !== undefined ? { instanceFromId: o.instanceFromId } : {}),
+    ...(o.pairWithin !== undefined ? { pairWithin: o.pairWithin } : {}),
   };
+  if (o.instanceFromId !== undefined) instancePattern(o.instanceFromId);
+  if (o.pairWithin !== undefined && o.pairWithin.length === 0) throw new UserError('--pair-within: no column named', ExitCode.usage);
   return { inputs, plan, options, overrides, pairing: pairingPlan(o) };
 }
 

@@ -22,6 +22,7 @@ import { behaviorSequence } from '../shapes/behavior.js';
 import { preferenceRows, behaviorFields, type RowPlan } from '../shapes/rows.js';
 import { SftDeduper } from '../shapes/sft.js';
 import { describeDetection, type Detection } from '../sources/schema.js';
+import { TEXT_ACTION_SCHEMES, signatureSchemeOf } from '../sources/text-actions.js';
 import type { PairRow } from '../types.js';
 import { commitTemp, makeParentFolders, removeEmptyFolders, tempPathFor, trackTemp } from '../io/atomic.js';
 import { BrokenPipe, JsonlSink } from '../io/jsonl-writer.js';
@@ -157,7 +158,7 @@ export async function runMine(positional: string[], o: MineCliOptions, recognise
     continuation: Boolean(layout.continuation),
     groups: Boolean(layout.groups),
     behavior: Boolean(layout.behavior),
-    labels: { textActions: detection?.schema === 'text-actions' },
+    labels: textActionLabels(detection),
   });
   const sftDedup = layout.shape === 'sft' ? new SftDeduper() : null;
   const ktoDedup = layout.shape === 'kto' ? new KtoDeduper() : null;
@@ -307,9 +308,15 @@ export async function runMine(positional: string[], o: MineCliOptions, recognise
 }
 
 /** The upstream layout: a run on it without source or shape options writes exactly the stats it always did. */
+/** Behaviour labels read text actions as the source signs them (sources/text-actions.ts schemes). */
+function textActionLabels(d: Detection | null): RowPlan['labels'] {
+  const scheme = d ? signatureSchemeOf(d.schema) : 'contract';
+  return scheme === 'contract' ? { textActions: false } : { textActions: true, ...TEXT_ACTION_SCHEMES[scheme] };
+}
+
 function isUpstream(d: Detection): boolean {
   const m = d.mapping;
-  return d.schema === 'openhands' && m.id === 'trajectory_id' && m.instance === 'instance_id' && m.messages === 'trajectory' && m.resolved === 'resolved';
+  return d.schema === 'openhands' && m.id === 'trajectory_id' && m.instance === 'instance_id' && m.messages === 'trajectory' && m.resolved === 'resolved' && !m.pairWithin?.length;
 }
 
 /** Issue-7 options (in `options`, so merge compares them) and outputs (outside `counters`). */
@@ -317,7 +324,12 @@ function sourceShapeStats(d: Detection, o: MineCliOptions, layout: OutputLayout,
   const m = d.mapping;
   const options: Record<string, unknown> = {
     ...(!isUpstream(d)
-      ? { schema: d.schema, columns: { id: m.id, instance: m.instance, messages: m.messages, resolved: m.resolved, tools: m.tools, repo: m.repo } }
+      ? {
+          schema: d.schema,
+          columns: { id: m.id, instance: m.instance, messages: m.messages, resolved: m.resolved, tools: m.tools, repo: m.repo },
+          ...(m.instanceFromId != null ? { instance_from_id: m.instanceFromId } : {}),
+          ...(m.pairWithin && m.pairWithin.length > 0 ? { pair_within: m.pairWithin.map((p) => p.name) } : {}),
+        }
       : {}),
     ...(layout.continuation ? { continuation: 'trajectory' } : {}),
     ...(o.maxContinuationMessages !== undefined ? { max_continuation_messages: o.maxContinuationMessages } : {}),

@@ -19,7 +19,8 @@ import { FallbackTally, type EngineFallback } from './fallback.js';
 import { Pool } from './pool.js';
 import { type DecodeResult, type Engine, type IndexResult, type MetaResult, type SampleResult, type Task } from './protocol.js';
 import { Indexer, type Selected, type SelectedInstance } from '../contract/select.js';
-import { MESSAGES_CANDIDATES, SchemaError, detectSchema, mappedColumns, type ColumnMapping, type Detection, type SchemaOverrides } from '../sources/schema.js';
+import { MESSAGES_CANDIDATES, SOURCE_NAMES, SchemaError, detectSchema, mappedColumns, type ColumnMapping, type Detection, type SchemaOverrides } from '../sources/schema.js';
+import { RowIdentity } from '../sources/identity.js';
 import { SpillReader } from './spill.js';
 import { SpillTrajectory, hooksFor, type MinedContinuation } from './spill-walk.js';
 import { EarlyWalk } from './early-walk.js';
@@ -101,12 +102,15 @@ export interface MineSummary {
 
 const REQUIRED = ['trajectory_id', 'instance_id', 'resolved', 'trajectory'] as const;
 
-function missingColumns(where: string, missing: readonly string[], found: readonly string[]): UserError {
+function missingColumns(where: string, missing: readonly string[], found: readonly string[], hint = ''): UserError {
   return new UserError(
-    `${where}: missing required column${missing.length > 1 ? 's' : ''} ${missing.join(', ')} (found: ${found.join(', ') || 'none'})`,
+    `${where}: missing required column${missing.length > 1 ? 's' : ''} ${missing.join(', ')} (found: ${found.join(', ') || 'none'})${hint}`,
     ExitCode.schema,
   );
 }
+
+/** What would map a layout that fits no known source (the end of its one-line error). */
+const MAPPING_HINT = `; map other columns with --id-column, --instance-column or --instance-from-id, --messages-column, --resolved-column, or name the corpus with --source (${SOURCE_NAMES.join(', ')})`;
 
 function hasOverrides(o: SchemaOverrides): boolean {
   return Object.values(o).some((v) => v !== undefined);
@@ -124,7 +128,9 @@ function detectInput(where: string, columns: readonly string[], sample: unknown,
   } catch (e) {
     if (!(e instanceof SchemaError) || hasOverrides(overrides)) throw e;
     const missing = REQUIRED.filter((c) => !columns.includes(c));
-    if (missing.length > 0) throw missingColumns(where, missing, columns);
+    // Near the contract's layout (its id and instance columns): its own message; else what detection tried.
+    if (missing.length > 0 && columns.includes('trajectory_id') && columns.includes('instance_id')) throw missingColumns(where, missing, columns, MAPPING_HINT);
+    if (missing.length > 0) throw new UserError(`${where}: ${e.message}`, ExitCode.schema);
     const mapping: ColumnMapping = {
       id: 'trajectory_id',
       instance: 'instance_id',
@@ -137,6 +143,16 @@ function detectInput(where: string, columns: readonly string[], sample: unknown,
   }
 }
 
+/** Only empty JSONL inputs: the layout the options name, else the upstream one (no row is read anyway). */
+function emptyInputDetection(overrides: SchemaOverrides): Detection & { legacy: boolean } {
+  try {
+    return detectInput('', REQUIRED, undefined, overrides);
+  } catch (e) {
+    if (!(e instanceof SchemaError)) throw e;
+    return detectInput('', REQUIRED, undefined, {});
+  }
+}
+
 /** The column types of a parquet input under its mapping. */
 export function checkSchema(path: string, meta: MetaResult, withTools: boolean, d: Detection & { legacy?: boolean }): { hasTools: boolean } {
   const byName = new Map(meta.fields.map((f) => [f.name, f]));
@@ -145,7 +161,7 @@ export function checkSchema(path: string, meta: MetaResult, withTools: boolean, 
     throw new UserError(`${path}: column ${col} has type ${byName.get(col)!.type}, expected ${expected}`, ExitCode.schema);
   };
   for (const c of Array.isArray(m.id) ? m.id : [m.id as string]) if (!byName.get(c)!.isString) wrong(c, 'a string');
-  if (!byName.get(m.instance)!.isString) wrong(m.instance, 'a string');
+  if (m.instance !== null && !byName.get(m.instance)!.isString) wrong(m.instance, 'a string');
   if (!byName.get(m.resolved)!.isLabel) wrong(m.resolved, 'an integer, float or boolean');
   const msgs = byName.get(m.messages)!;
   // A string column may hold JSON text of the messages, except in the contract's own layout
@@ -333,7 +349,8 @@ async function detectLayout({ req, pool, spillDir }: Run, rawMetas: (MetaResult 
     mappings.push({ ...first.mapping, tools: first.mapping.tools && columns.includes(first.mapping.tools) ? first.mapping.tools : null, repo: first.mapping.repo && columns.includes(first.mapping.repo) ? first.mapping.repo : null });
   }
   // Only empty JSONL inputs: the upstream layout (no row is read anyway).
-  first ??= { ...detectInput('', REQUIRED, undefined, overrides), path: '' };
+  // (A --source whose columns are not the upstream ones: its mapping, as there is nothing to check.)
+  first ??= { ...emptyInputDetection(overrides), path: '' };
   const mapped = mappings.map((m) => m ?? first.mapping);
   const detection: Detection = { schema: first.schema, mapping: first.mapping, auto: first.auto, reason: first.reason };
   req.onSchema?.(detection);
@@ -380,6 +397,8 @@ async function indexPass({ req, opts, engine, pool, progress, fallbacks }: Run, 
     skipBadRows: opts.skipBadRows,
     ...(filter && tally ? { admit: (rec, label) => admitExitStatus(filter, label, rec.extra, tally) } : {}),
   });
+  // Synthesised ids and --instance-from-id (sources/identity.ts): here, where rows arrive in read order.
+  const identity = new RowIdentity(detection.mapping);
   for (let k = 0; k < indexTasks.length; k++) {
     const t = indexTasks[k]!;
     const r = await indexResults[k]!;
@@ -389,10 +408,12 @@ async function indexPass({ req, opts, engine, pool, progress, fallbacks }: Run, 
     fallbacks.add(path, t.rowGroup, r.fallback);
     for (let i = 0; i < r.ids.length; i++) {
       const row = r.lines ? r.lines[i]! : i;
-      indexer.add(
-        { trajectoryId: r.ids[i], instanceId: r.instances[i], repo: r.repos[i], resolved: r.resolved[i], loc: { input: t.input, rowGroup: t.rowGroup, row }, ...(status ? { extra: status[i] } : {}) },
-        () => (r.lines ? `${path}:${row}` : `${path}: row group ${t.rowGroup}, row ${row}`),
-      );
+      const who = identity.resolve(r.ids[i], r.instances[i]);
+      const rec = { trajectoryId: who.trajectoryId, instanceId: who.instanceId, repo: r.repos[i], resolved: r.resolved[i], loc: { input: t.input, rowGroup: t.rowGroup, row }, ...(status ? { extra: status[i] } : {}) };
+      indexer.add(r.groups ? { ...rec, group: r.groups[i]! } : rec, () => {
+        const at = r.lines ? `${path}:${row}` : `${path}: row group ${t.rowGroup}, row ${row}`;
+        return who.note ? `${at} (${who.note})` : at;
+      });
     }
   }
   progress.done();

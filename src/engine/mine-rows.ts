@@ -8,7 +8,10 @@ import { UserError, ExitCode } from '../errors.js';
 import { MEMORY_SPILL_PATH, MemorySpillReader, MemorySpillWriter } from './memory-spill.js';
 import type { NormaliseTally } from '../contract/normalise.js';
 import { withDefaults, type MiningOptions } from '../contract/options.js';
-import { Indexer, type Selected } from '../contract/select.js';
+import { Indexer, type IndexRecord, type Selected } from '../contract/select.js';
+import { detectSchema, toStandardRow, type Detection, type SchemaOverrides } from '../sources/schema.js';
+import { RowIdentity, pairWithinKey } from '../sources/identity.js';
+import { signatureSchemeOf } from '../sources/text-actions.js';
 import { SpillTrajectory, hooksFor } from './spill-walk.js';
 import type { PairRow } from '../types.js';
 import { walkInstance } from '../contract/walk.js';
@@ -54,6 +57,53 @@ export function mineRows(
   scheme: SignatureScheme = 'contract',
   extra: MineRowsExtra = {},
 ): MineResult {
+  function* records(): Generator<[IndexRecord<InputRow>, () => string]> {
+    let n = 0;
+    for (const row of input) {
+      const at = n++;
+      yield [{ trajectoryId: row.trajectory_id, instanceId: row.instance_id, repo: row.repo, resolved: row.resolved, loc: row, extra: row.exit_status }, () => `${source}: row ${at}`];
+    }
+  }
+  return mineRecords(records(), options, source, scheme, extra);
+}
+
+/**
+ * Mine rows of any known source as `mine` does: the layout detected from the first row (or given by
+ * `overrides`, the CLI's --source / --schema / column options), then the same source rules as the
+ * streaming pipeline (sources/: messages, ids, --instance-from-id, --pair-within) and the contract.
+ */
+export function mineSourceRows(
+  input: readonly Record<string, unknown>[],
+  options: Partial<MiningOptions> = {},
+  overrides: SchemaOverrides = {},
+  source = '<rows>',
+  extra: MineRowsExtra = {},
+): MineResult & { detection: Detection } {
+  const first = input[0] ?? {};
+  const detection = detectSchema(Object.keys(first), input.length > 0 ? first : undefined, overrides);
+  const { mapping, schema } = detection;
+  const identity = new RowIdentity(mapping);
+  function* records(): Generator<[IndexRecord<InputRow>, () => string]> {
+    let at = 0;
+    for (const row of input) {
+      const std = toStandardRow(row, mapping, schema);
+      const who = identity.resolve(std.trajectory_id, std.instance_id);
+      const group = pairWithinKey(mapping, (c) => row[c]);
+      const rec: IndexRecord<InputRow> = { trajectoryId: who.trajectoryId, instanceId: who.instanceId, repo: std.repo, resolved: std.resolved, loc: std, extra: row.exit_status };
+      const where = `${source}: row ${at++}`;
+      yield [group === undefined ? rec : { ...rec, group }, () => (who.note ? `${where} (${who.note})` : where)];
+    }
+  }
+  return { ...mineRecords(records(), options, source, signatureSchemeOf(schema), extra), detection };
+}
+
+function mineRecords(
+  input: Iterable<[IndexRecord<InputRow>, () => string]>,
+  options: Partial<MiningOptions>,
+  source: string,
+  scheme: SignatureScheme,
+  extra: MineRowsExtra,
+): MineResult {
   const opts = withDefaults(options);
   const reasoning = new Set(opts.reasoningKeys);
   const tally = extra.exitStatus ? emptyExitStatusTally() : null;
@@ -62,16 +112,9 @@ export function mineRows(
     seed: opts.seed,
     maxPerSide: extra.tree ? Number.MAX_SAFE_INTEGER : opts.maxPerSide,
     skipBadRows: opts.skipBadRows,
-    ...(filter && tally ? { admit: (rec, label) => admitExitStatus(filter, label, (rec.loc as InputRow).exit_status, tally) } : {}),
+    ...(filter && tally ? { admit: (rec, label) => admitExitStatus(filter, label, rec.extra, tally) } : {}),
   });
-  let n = 0;
-  for (const row of input) {
-    const at = n++;
-    indexer.add(
-      { trajectoryId: row.trajectory_id, instanceId: row.instance_id, repo: row.repo, resolved: row.resolved, loc: row },
-      () => `${source}: row ${at}`,
-    );
-  }
+  for (const [rec, where] of input) indexer.add(rec, where);
   const { instances, counters } = indexer.finish();
   // Pass 2 as a worker runs it: encode every extracted trajectory into the spill, in selection order.
   const store = new MemorySpillWriter();

@@ -87,6 +87,8 @@ export interface IndexResult {
   resolved: unknown[];
   /** JSONL only: the 1-based line of each row. */
   lines?: number[];
+  /** `--pair-within` only: each row's group key (sources/identity.ts pairWithinKey). */
+  groups?: string[];
   /** --engine js: why this row group was read through parquet-wasm instead. */
   fallback?: string;
 }
