@@ -20,3 +20,7 @@ export { labelTurns, collapseRuns, behaviorSequence } from './shapes/behavior.js
 export { continuation, groupRows } from './shapes/continuation.js';
 export { toTrlRow, cleanTools } from './shapes/trl.js';
 export { windowPrompt } from './shapes/window.js';
+export { buildTree, treePairs, nodeValue, DEFAULT_TREE_OPTIONS, TREE_COUNTER_NAMES, type TreeAttempt, type TreeOptions, type TreeCounters, type TreeFields } from './pairing/tree.js';
+export { admitExitStatus, type ExitStatusFilter } from './pairing/exit-status.js';
+export { ktoRows, KtoDeduper, type KtoRow } from './shapes/kto.js';
+export type { MineRowsExtra } from './engine/mine-rows.js';

@@ -16,11 +16,13 @@ const BELOW_CONTRACT = ['contract', ...BASE];
 /** unit -> the units it may import from (its own folder is always allowed). */
 const ALLOWED: Record<string, readonly string[]> = {
   cli: ['commands', 'io', ...BELOW_CONTRACT],
-  index: ['engine', 'shapes', 'sources', 'io', ...BELOW_CONTRACT],
-  commands: ['view', 'dataset', 'engine', 'shapes', 'sources', 'io', 'parquet', ...BELOW_CONTRACT],
-  view: ['shapes', 'sources', 'io', ...BELOW_CONTRACT],
-  dataset: ['engine', 'shapes', 'sources', 'io', ...BELOW_CONTRACT],
-  engine: ['shapes', 'sources', 'io', 'parquet', ...BELOW_CONTRACT],
+  index: ['engine', 'pairing', 'shapes', 'sources', 'io', ...BELOW_CONTRACT],
+  commands: ['view', 'dataset', 'engine', 'pairing', 'shapes', 'sources', 'io', 'parquet', ...BELOW_CONTRACT],
+  view: ['pairing', 'shapes', 'sources', 'io', ...BELOW_CONTRACT],
+  dataset: ['engine', 'pairing', 'shapes', 'sources', 'io', ...BELOW_CONTRACT],
+  engine: ['pairing', 'shapes', 'sources', 'io', 'parquet', ...BELOW_CONTRACT],
+  // Pairings beyond the contract's walk (the tree pairing, failure-cause filters): pure, like the contract.
+  pairing: BELOW_CONTRACT,
   shapes: ['sources', 'io', ...BELOW_CONTRACT],
   sources: ['io', ...BELOW_CONTRACT],
   io: BELOW_CONTRACT,
@@ -77,7 +79,7 @@ function violations(files: Record<string, string>, allowed: Record<string, reado
 }
 
 /** Packages the pure units may use (node:crypto: hashes are part of the rules). */
-const PURE = ['contract', 'errors', 'types'];
+const PURE = ['contract', 'pairing', 'errors', 'types'];
 const PURE_EXTERNAL = /^(node:crypto|fast-json-stable-stringify|string-similarity)$/;
 
 /** Non-relative imports of a pure unit that are not on the list (files, threads, processes, the CLI). */

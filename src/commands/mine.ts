@@ -28,10 +28,12 @@ import { commitTemp, makeParentFolders, removeEmptyFolders, tempPathFor, trackTe
 import { BrokenPipe, JsonlSink } from '../io/jsonl-writer.js';
 import type { RowSink } from '../io/sink.js';
 import { mineCommand, mineSettings, type MineCliOptions, type TrainPlan } from './mine-options.js';
+import { KtoDeduper, ktoRows } from '../shapes/kto.js';
+import { formatExitStatus, formatTreeCounters, pairingStats } from './mine-pairing.js';
 
 /** Training-output settings recorded in the stats file (only those that differ from the contract's output). */
 export interface TrainRunInfo {
-  shape: 'published' | 'trl' | 'sft';
+  shape: 'published' | 'trl' | 'sft' | 'kto';
   arguments?: ArgumentsMode;
   promptWindow?: number;
   split?: { by: SplitBy; specs: SplitSpec[] } | null;
@@ -40,6 +42,8 @@ export interface TrainRunInfo {
   wrappedArguments?: number;
   /** Source and shape settings, recorded only when they differ from the contract's defaults (see sourceShapeStats). */
   sourceShape?: { options: Record<string, unknown>; extra: Record<string, unknown> };
+  /** `--pairing tree`, the exit-status filters and kto rows (mine-pairing.ts), recorded only when used. */
+  pairing?: { options: Record<string, unknown>; extra: Record<string, unknown> };
 }
 
 /** The stats file: counters plus everything `merge` checks before combining partitions. */
@@ -57,12 +61,14 @@ export function statsDocument(
     ...(t?.promptWindow !== undefined ? { prompt_window: t.promptWindow } : {}),
     ...(t?.split ? { split: t.split.specs.map((s) => `${s.name}=${s.fraction}`), split_by: t.split.by } : {}),
     ...(t?.sourceShape?.options ?? {}),
+    ...(t?.pairing?.options ?? {}),
   };
   const extra = {
     ...(t?.splitCounts ? { splits: t.splitCounts } : {}),
     ...(t?.outputs ? { files: t.outputs.files.map((f) => ({ split: f.split, path: f.path, rows: f.rows, bytes: f.bytes })) } : {}),
     ...(t?.wrappedArguments ? { trl: { wrapped_arguments: t.wrappedArguments } } : {}),
     ...(t?.sourceShape?.extra ?? {}),
+    ...(t?.pairing?.extra ?? {}),
     ...(run.published ? { published_comparison: run.published } : {}),
   };
   return {
@@ -126,7 +132,7 @@ function humanBytes(n: number): string {
 
 /** `recognise` tells the published run's input (docs/mining-contract.md §7.3); tests inject their own. */
 export async function runMine(positional: string[], o: MineCliOptions, recognise: RecognisePublished = isPublishedInput): Promise<void> {
-  const { inputs, plan, options, overrides } = mineSettings(positional, o);
+  const { inputs, plan, options, overrides, pairing } = mineSettings(positional, o);
   const { layout } = plan;
   const splitNames = ['train', ...plan.specs.map((s) => s.name)];
   const progress = o.quiet ? silentProgress : new StderrProgress();
@@ -155,6 +161,7 @@ export async function runMine(positional: string[], o: MineCliOptions, recognise
     labels: textActionLabels(detection),
   });
   const sftDedup = layout.shape === 'sft' ? new SftDeduper() : null;
+  const ktoDedup = layout.shape === 'kto' ? new KtoDeduper() : null;
   let groupRowCount = 0;
   // `card` is what the card statistics see: the written row, or for issue-7 rows (which --card
   // refuses) the pair row, which is enough for the split counts.
@@ -166,6 +173,15 @@ export async function runMine(positional: string[], o: MineCliOptions, recognise
   };
   const onPair = async (p: MinedPair): Promise<void> => {
     let row: PairRow & { prompt_messages_dropped?: number } = p.row;
+    if (ktoDedup) {
+      if (plan.promptWindow !== undefined) row = windowRow(row, plan.promptWindow);
+      const sides = ktoRows(row, p.tree, { arguments: layout.arguments, toolsJson: toolsCol(p.tools), threshold: pairing.ktoThreshold, tally });
+      for (let k = 0; k < 2; k++) {
+        const r = ktoDedup.add(sides[k]!, p.branches?.[k]);
+        if (r) await emit(r, row, row);
+      }
+      return;
+    }
     if (sftDedup) {
       // The resolved side only; --prompt-window shortens the prompt as in the other shapes.
       if (plan.promptWindow !== undefined) row = windowRow(row, plan.promptWindow);
@@ -178,15 +194,16 @@ export async function runMine(positional: string[], o: MineCliOptions, recognise
     }
     if (plan.promptWindow !== undefined) row = windowRow(row, plan.promptWindow);
     if (trl) {
-      const t = toTrlRow(row, { tools: null, toolsJson: toolsCol(p.tools), arguments: layout.arguments, tally });
+      const t0 = toTrlRow(row, { tools: null, toolsJson: toolsCol(p.tools), arguments: layout.arguments, tally });
+      const t = p.tree ? { ...t0, ...p.tree } : t0;
       await emit(layout.behavior ? { ...t, ...behaviorFields(p.row.prompt, p.row.chosen, p.row.rejected, rowPlan()) } : t, t, row);
       return;
     }
     if (!layout.behavior && !layout.continuation) {
-      await emit(row, row, row); // the contract's row, untouched
+      await emit(p.tree ? { ...row, ...p.tree } : row, row, row); // the contract's row, untouched (tree: its fields appended)
       return;
     }
-    const rows = preferenceRows(row, p.row.prompt, p.continuation, rowPlan());
+    const rows = preferenceRows(p.tree ? { ...row, ...p.tree } : row, p.row.prompt, p.continuation, rowPlan());
     if (layout.groups) groupRowCount += rows.length;
     for (const r of rows) await emit(r, row, row);
   };
@@ -206,7 +223,9 @@ export async function runMine(positional: string[], o: MineCliOptions, recognise
         engine: o.engine,
         progress,
         partition: o.partition ?? null,
-        withTools: trl,
+        withTools: trl || layout.shape === 'kto',
+        ...(pairing.tree ? { tree: pairing.tree } : {}),
+        ...(pairing.exitStatus ? { exitStatus: pairing.exitStatus } : {}),
         overrides,
         onSchema,
         continuation: layout.continuation ? 'trajectory' : 'action',
@@ -244,9 +263,11 @@ export async function runMine(positional: string[], o: MineCliOptions, recognise
     splitCounts,
     wrappedArguments: tally.wrapped_arguments,
     sourceShape: sourceShapeStats(summary.detection, o, layout, { groupRows: groupRowCount, sft: sftDedup }),
+    pairing: pairingStats(pairing, layout.shape === 'kto', summary, ktoDedup),
   };
   // A partition holds only some instances: only a whole run compares with the published one.
-  const published = o.partition ? null : comparePublished(summary.counters, { files: inputs, rows: summary.counters.trajectories_read }, usesDefaultOptions(options), recognise);
+  // The published run is the contract's walk without filters: other pairings never compare with it.
+  const published = o.partition || pairing.tree || pairing.exitStatus ? null : comparePublished(summary.counters, { files: inputs, rows: summary.counters.trajectories_read }, usesDefaultOptions(options), recognise);
   if (o.stats) {
     const run = { partition: o.partition ?? null, badRowsIndexPass: summary.badRowsIndexPass, fingerprint: fingerprintInputs(inputs), train, engineFallback: summary.engineFallback, published };
     writeJsonAtomic(o.stats, statsDocument(summary.counters, options, inputs, run));
@@ -263,6 +284,9 @@ export async function runMine(positional: string[], o: MineCliOptions, recognise
       promptWindow: plan.promptWindow ?? null,
       split: plan.specs.length > 0 ? { by: plan.splitBy, specs: plan.specs } : null,
       generator: `divergence-mine ${VERSION}`,
+      ...(pairing.tree && summary.tree
+        ? { tree: { counters: summary.tree.counters, gaps: summary.tree.gaps, minValueGap: pairing.tree.minValueGap, minSupport: pairing.tree.minSupport, maxPairsPerNode: pairing.tree.maxPairsPerNode } }
+        : {}),
     });
     makeParentFolders(o.card);
     const tmp = tempPathFor(o.card);
@@ -271,7 +295,10 @@ export async function runMine(positional: string[], o: MineCliOptions, recognise
     commitTemp(tmp, o.card);
   }
   if (!o.quiet) {
-    process.stderr.write(formatCounters(summary.counters, published ? PUBLISHED_COUNTERS : undefined));
+    if (pairing.tree) process.stderr.write(formatTreeCounters(summary.counters, summary.tree!));
+    else process.stderr.write(formatCounters(summary.counters, published ? PUBLISHED_COUNTERS : undefined));
+    if (summary.exitStatus) process.stderr.write(formatExitStatus(summary.exitStatus));
+    if (ktoDedup) process.stderr.write(`kto rows ${ktoDedup.emitted} (${ktoDedup.desirable} desirable, ${ktoDedup.undesirable} undesirable), ${ktoDedup.duplicates} repeats dropped\n`);
     if (published) process.stderr.write(publishedVerdict(published));
     process.stderr.write(fallbackLine(summary.engineFallback));
     if (plan.specs.length > 0) process.stderr.write(splitCountsLine(cardStats, plan.splitBy) + '\n');

@@ -8,6 +8,11 @@ export interface SelectOptions {
   seed: string;
   maxPerSide: number;
   skipBadRows: boolean;
+  /**
+   * Options beyond the contract (e.g. the exit-status filters, src/pairing/exit-status.ts): a labelled
+   * row that passed the row checks (§1.3) and is refused here takes no further part; the caller counts it.
+   */
+  admit?: (rec: IndexRecord<unknown>, label: 'resolved' | 'failed') => boolean;
 }
 
 /** One row as the first pass sees it. `loc` tells the second pass where to find the trajectory. */
@@ -17,6 +22,8 @@ export interface IndexRecord<L> {
   repo: unknown;
   resolved: unknown;
   loc: L;
+  /** A value only `admit` reads (e.g. the row's exit_status). */
+  extra?: unknown;
   /**
    * `--pair-within` (docs/mining-contract.md §10.8): the row's group within its instance. Rows of
    * one instance with different groups are never paired: sampling, the walk, the cap and the
@@ -86,6 +93,7 @@ export class Indexer<L> {
       this.counters.unlabelled++;
       return;
     }
+    if (this.opts.admit && !this.opts.admit(rec, label)) return;
     const groupKey = rec.group === undefined ? instance : `${instance}\u0000${rec.group}`;
     let g = this.groups.get(groupKey);
     if (!g) this.groups.set(groupKey, (g = rec.group === undefined ? { instanceId: instance, resolved: [], failed: [] } : { instanceId: instance, group: rec.group, resolved: [], failed: [] }));

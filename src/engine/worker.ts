@@ -14,7 +14,7 @@ import { signatureSchemeOf } from '../sources/text-actions.js';
 import { SpillWriter } from './spill.js';
 import { jsonlLines, parseJsonLine } from '../io/jsonl-lines.js';
 import { isLabelType, isStringType, isTrajectoryType, makeGetter, type Getter } from '../io/arrow-values.js';
-import type { DecodeResult, DecodedTrajectory, EncodedTrajectory, IndexResult, MetaResult, SampleResult, Task, WalkResult } from './protocol.js';
+import type { ColumnResult, DecodeResult, DecodedTrajectory, EncodedTrajectory, IndexResult, MetaResult, SampleResult, Task, WalkResult } from './protocol.js';
 import { emptyCounters } from '../contract/counters.js';
 import { SpillReader } from './spill.js';
 import { SpillTrajectory, hooksFor } from './spill-walk.js';
@@ -472,7 +472,42 @@ function walk(task: Extract<Task, { kind: 'walk' }>): WalkResult {
   return { jsonl: Buffer.concat(parts), sizes, counters: { ...counters } };
 }
 
-async function run(task: Task): Promise<MetaResult | IndexResult | DecodeResult | SampleResult | WalkResult> {
+/** One small column of a row group, every row in order (our reader, else parquet-wasm; DuckDB for --engine duckdb). */
+async function column(task: Extract<Task, { kind: 'column' }>): Promise<ColumnResult> {
+  const values: unknown[] = [];
+  if (task.engine === 'duckdb') {
+    const rows = await duckRows(
+      `SELECT ${sqlIdent(task.column)} FROM read_parquet(${sqlString(task.path)}, file_row_number=true) ` +
+        `WHERE file_row_number >= ${task.rowOffset} AND file_row_number < ${task.rowOffset + task.rows} ORDER BY file_row_number`,
+    );
+    return { values: rows.map((r) => r[0]) };
+  }
+  if (task.engine === 'js') {
+    try {
+      for (const v of readRows(task.path, task.rowGroup, [task.column], null)) values.push(v[0]);
+      return { values };
+    } catch (e) {
+      if (!(e instanceof Unsupported)) throw e;
+      values.length = 0;
+    }
+  }
+  await scan(task.path, task.rowGroup, [task.column], 8192, (get, n) => {
+    for (let i = 0; i < n; i++) values.push(get[task.column]!(i));
+  });
+  return { values };
+}
+
+async function columnJsonl(path: string, name: string, purpose: string): Promise<ColumnResult> {
+  const values: unknown[] = [];
+  for await (const [line, text] of jsonlLines(path)) {
+    const o = parseJsonLine(path, line, text);
+    if (!(name in o)) throw new UserError(`${path}:${line}: ${purpose} read the column ${name}, which this row lacks (found: ${Object.keys(o).join(', ') || 'none'})`, ExitCode.schema);
+    values.push(o[name]);
+  }
+  return { values };
+}
+
+async function run(task: Task): Promise<MetaResult | IndexResult | DecodeResult | SampleResult | WalkResult | ColumnResult> {
   switch (task.kind) {
     case 'meta':
       if (task.engine === 'duckdb') return metaDuck(task.path);
@@ -498,6 +533,10 @@ async function run(task: Task): Promise<MetaResult | IndexResult | DecodeResult 
       return decodeJsonl(task);
     case 'walk':
       return walk(task);
+    case 'column':
+      return column(task);
+    case 'column-jsonl':
+      return columnJsonl(task.path, task.column, task.purpose);
   }
 }
 
