@@ -11,6 +11,7 @@ import { mappedColumns, parseTools, toStandardRow, trajectoryIdOf, type ColumnMa
 import { SpillWriter } from './spill.js';
 import { jsonlLines, parseJsonLine } from '../io/jsonl-lines.js';
 import type { Getter } from '../io/arrow-values.js';
+import { parquetLibs } from '../io/parquet-libs.js';
 import type { DecodeResult, DecodedTrajectory, EncodedTrajectory, IndexResult, MetaResult, SampleResult, Task, WalkResult } from './protocol.js';
 import { emptyCounters } from '../contract/counters.js';
 import { SpillReader } from './spill.js';
@@ -46,19 +47,10 @@ async function* decoderStream<T>(open: () => Promise<unknown>): AsyncGenerator<T
   }
 }
 
-// parquet-wasm and apache-arrow load on a worker's first parquet-wasm read: JSONL inputs and the js
-// engine's index and decode passes never need them, and loading them is most of a worker's start-up.
-async function loadWasmLibs() {
-  const [{ tableFromIPC }, { ParquetFile }, { isLabelType, isStringType, isTrajectoryType, makeGetter }] = await Promise.all([
-    import('apache-arrow'),
-    import('parquet-wasm'),
-    import('../io/arrow-values.js'),
-  ]);
-  return { tableFromIPC, ParquetFile, isLabelType, isStringType, isTrajectoryType, makeGetter };
-}
-let wasmModules: ReturnType<typeof loadWasmLibs> | null = null;
-function wasmLibs(): ReturnType<typeof loadWasmLibs> {
-  return (wasmModules ??= loadWasmLibs());
+/** What the parquet-wasm reads need, loaded on a worker's first one (JSONL inputs and the js engine's index and decode never do). */
+async function wasmLibs() {
+  const { arrow, wasm, values } = await parquetLibs();
+  return { tableFromIPC: arrow.tableFromIPC, ParquetFile: wasm.ParquetFile, ...values };
 }
 
 const { spillPath, spillIndex } = workerData as { spillPath: string; spillIndex: number };
