@@ -89,6 +89,29 @@ async function mine(args: string[]): Promise<{ stderr: string; stats: Json }> {
   return { stderr: r.stderr, stats: JSON.parse(readFileSync(stats, 'utf8')) as Json };
 }
 
+/**
+ * A run several tests read (the same arguments give the same output): made once, on first use, in a
+ * folder of its own that no test writes to, by whichever test needs it first.
+ */
+const sharedRuns = new Map<string, Promise<{ out: string; stats: Json }>>();
+function mineShared(args: string[], outName: string): Promise<{ out: string; stats: Json }> {
+  const key = JSON.stringify([args, outName]);
+  let p = sharedRuns.get(key);
+  if (!p) {
+    const dir = join(work, `shared-${sharedRuns.size}`);
+    mkdirSync(dir, { recursive: true });
+    const out = join(dir, outName);
+    p = mine([...args, '--out', out]).then(({ stats }) => ({ out, stats }));
+    sharedRuns.set(key, p);
+  }
+  return p;
+}
+
+/** The fixture's expected output of the default (published) run: fixtures/expected, from the reference walker. */
+function expectedOf(file: string): { counters: Json; rows: Row[] } {
+  return JSON.parse(readFileSync(join(FIXTURES, 'expected', `${file.replace(/(-parsed|-float)?\.(parquet|jsonl)$/, '')}.json`), 'utf8')) as { counters: Json; rows: Row[] };
+}
+
 function fresh(name: string): string {
   const d = join(work, name);
   rmSync(d, { recursive: true, force: true });
@@ -144,8 +167,8 @@ function arrowRead(path: string): { schema: Schema; rows: Json[] } {
   return { schema: table.schema, rows };
 }
 
-async function checkTemplate(file: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  return run(['check-template', file, '--template', TEMPLATE, '--max-report', '0']);
+async function checkTemplate(...files: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return run(['check-template', ...files, '--template', TEMPLATE, '--max-report', '0']);
 }
 
 /** The published message a trl message came from: same role and content, calls parsed. */
@@ -176,29 +199,25 @@ function expectTrlMatchesPublished(t: Msg, p: Msg): void {
 describe('--shape trl on every fixture', () => {
   for (const [file, kind] of VARIANTS) {
     it(`${file}: trl JSONL and parquet pass check-template with zero failures`, async () => {
-      const dir = fresh(`trl-${file}`);
-      const pub = await mine([`--${kind}`, join(FIXTURES, file), '--out', join(dir, 'pub.jsonl')]);
-      const trl = await mine([`--${kind}`, join(FIXTURES, file), '--shape', 'trl', '--out', join(dir, 'trl.jsonl')]);
-      const trlPq = await mine([`--${kind}`, join(FIXTURES, file), '--shape', 'trl', '--out', join(dir, 'trl.parquet')]);
+      const trl = await mineShared([`--${kind}`, join(FIXTURES, file), '--shape', 'trl'], 'trl.jsonl');
+      const trlPq = await mineShared([`--${kind}`, join(FIXTURES, file), '--shape', 'trl'], 'trl.parquet');
       expect(trl.stats.shape).toBe('trl');
-      expect(pub.stats.shape).toBe('published');
-      expect(counters(trl.stats)).toEqual(counters(pub.stats));
-      expect(counters(trlPq.stats)).toEqual(counters(pub.stats));
-      // the published run is the fixture's expected output (fixtures/expected, from the reference walker)
-      const expected = JSON.parse(readFileSync(join(FIXTURES, 'expected', `${file.replace(/(-parsed|-float)?\.(parquet|jsonl)$/, '')}.json`), 'utf8')) as { counters: Json; rows: Json[] };
-      expect(counters(pub.stats)).toEqual(expected.counters);
-      expect(readJsonl(join(dir, 'pub.jsonl'))).toStrictEqual(expected.rows);
+      // The published run of the fixture is its expected output (fixtures/expected, from the reference
+      // walker; e2e-mine.test.ts pins the CLI's published run to it): the same funnel in the trl shape.
+      const expected = expectedOf(file);
+      expect(counters(trl.stats)).toEqual(expected.counters);
+      expect(counters(trlPq.stats)).toEqual(expected.counters);
       const n = expected.rows.length;
 
-      for (const out of ['trl.jsonl', 'trl.parquet']) {
-        const r = await checkTemplate(join(dir, out));
-        expect(r.code, r.stdout + r.stderr).toBe(0);
-        expect(r.stdout).toContain(`check-template: ${n} rows, ${n} ok, 0 failed`);
-      }
+      // Both files in one check: every row of each renders and passes (the parquet file holds the n rows).
+      const r = await checkTemplate(trl.out, trlPq.out);
+      expect(r.code, r.stdout + r.stderr).toBe(0);
+      expect(r.stdout).toContain(`check-template: ${2 * n} rows, ${2 * n} ok, 0 failed`);
+      expect(arrowRead(trlPq.out).rows.map((x) => keyOf(x as unknown as Row))).toEqual(expected.rows.map(keyOf));
 
       // The trl rows are the published rows reshaped.
-      const pubRows = readJsonl(join(dir, 'pub.jsonl'));
-      const trlRows = readJsonl(join(dir, 'trl.jsonl'));
+      const pubRows = expected.rows;
+      const trlRows = readJsonl(trl.out);
       expect(trlRows.map(keyOf)).toEqual(pubRows.map(keyOf));
       const source = new Map<string, Json>();
       if (kind === 'jsonl') for (const s of readJsonl<Json>(join(FIXTURES, file))) if (!source.has(s.trajectory_id as string)) source.set(s.trajectory_id as string, s);
@@ -233,9 +252,9 @@ describe('--shape trl on every fixture', () => {
   it('--arguments string keeps JSON text; the template check catches it and deliberately broken rows', async () => {
     const dir = fresh('trl-broken');
     const src = join(FIXTURES, 'forks.parquet');
-    await mine(['--parquet', src, '--shape', 'trl', '--out', join(dir, 'obj.jsonl')]);
+    const objRun = await mineShared(['--parquet', src, '--shape', 'trl'], 'trl.jsonl');
     await mine(['--parquet', src, '--shape', 'trl', '--arguments', 'string', '--out', join(dir, 'str.jsonl')]);
-    const obj = readJsonl(join(dir, 'obj.jsonl'));
+    const obj = readJsonl(objRun.out);
     const str = readJsonl(join(dir, 'str.jsonl'));
     const calls = (r: Row) => [...r.prompt, ...(r.chosen as Msg[]), ...(r.rejected as Msg[])].flatMap((m) => (m.tool_calls ?? []) as { function: { arguments: unknown } }[]);
     obj.forEach((o, i) => {
@@ -270,10 +289,9 @@ describe('--shape trl on every fixture', () => {
   it('trl parquet re-reads with DuckDB and apache-arrow as the JSONL rows, arguments tagged arrow.json', async () => {
     const dir = fresh('trl-readback');
     const src = join(FIXTURES, 'forks.parquet');
-    await mine(['--parquet', src, '--shape', 'trl', '--out', join(dir, 'o.jsonl')]);
-    await mine(['--parquet', src, '--shape', 'trl', '--out', join(dir, 'o.parquet')]);
+    const o = { jsonl: (await mineShared(['--parquet', src, '--shape', 'trl'], 'trl.jsonl')).out, parquet: (await mineShared(['--parquet', src, '--shape', 'trl'], 'trl.parquet')).out };
     await mine(['--parquet', src, '--shape', 'trl', '--arguments', 'string', '--out', join(dir, 's.parquet')]);
-    const jsonl = readJsonl(join(dir, 'o.jsonl'));
+    const jsonl = readJsonl(o.jsonl);
 
     const argsField = (schema: Schema): Field => {
       const prompt = schema.fields.find((f) => f.name === 'prompt')!;
@@ -282,7 +300,7 @@ describe('--shape trl on every fixture', () => {
       const fn = calls.type.children[0]!.type.children.find((f: Field) => f.name === 'function')!;
       return fn.type.children.find((f: Field) => f.name === 'arguments')!;
     };
-    const { schema, rows } = arrowRead(join(dir, 'o.parquet'));
+    const { schema, rows } = arrowRead(o.parquet);
     expect(schema.fields.map((f) => f.name)).toEqual(Object.keys(jsonl[0]!));
     expect(argsField(schema).metadata.get('ARROW:extension:name')).toBe('arrow.json');
     expect(argsField(arrowRead(join(dir, 's.parquet')).schema).metadata.has('ARROW:extension:name')).toBe(false);
@@ -307,7 +325,7 @@ describe('--shape trl on every fixture', () => {
     });
 
     await withDb(async (c) => {
-      const f = join(dir, 'o.parquet');
+      const f = o.parquet;
       const types = Object.fromEntries((await query(c, `DESCRIBE SELECT * FROM read_parquet('${f}')`)).map((x) => [x.column_name, x.column_type]));
       expect(types.chosen).toMatch(/^STRUCT\(.*tool_calls STRUCT\(id VARCHAR, "type" VARCHAR, "function" STRUCT\("name" VARCHAR, arguments VARCHAR\)\)\[\].*\)\[\]$/);
       expect(types.tools).toBe('VARCHAR');
@@ -352,11 +370,11 @@ describe('--prompt-window', () => {
     it(`--prompt-window ${n} (published and trl): system, first user, last messages; calls kept with results`, async () => {
       const dir = fresh(`window-${n}`);
       const src = join(FIXTURES, 'forks.parquet');
-      await mine(['--parquet', src, '--out', join(dir, 'full.jsonl')]);
       await mine(['--parquet', src, '--prompt-window', String(n), '--out', join(dir, 'pub.jsonl')]);
       await mine(['--parquet', src, '--prompt-window', String(n), '--out', join(dir, 'pub.parquet')]);
       await mine(['--parquet', src, '--prompt-window', String(n), '--shape', 'trl', '--out', join(dir, 'trl.jsonl')]);
-      const full = readJsonl(join(dir, 'full.jsonl'));
+      // The full rows: the fixture's expected output (e2e-mine.test.ts pins the CLI's unwindowed run to it).
+      const full = expectedOf('forks.parquet').rows;
       const pub = readJsonl(join(dir, 'pub.jsonl'));
       const trl = readJsonl(join(dir, 'trl.jsonl'));
       expect(pub.map(keyOf)).toEqual(full.map(keyOf));
@@ -401,10 +419,10 @@ describe('--split', () => {
   for (const by of ['instance', 'repo'] as const) {
     it(`--split dev=0.3 --split-by ${by}: group-disjoint by hash, counts reported (DuckDB)`, async () => {
       const dir = fresh(`split-${by}`);
-      await mine(['--jsonl', synth, '--out', join(dir, 'all.jsonl')]);
+      const allRun = await mineShared(['--jsonl', synth], 'all.jsonl');
       const { stats } = await mine(['--jsonl', synth, '--shape', 'trl', '--split', 'dev=0.3', '--split-by', by, '--out', join(dir, 'data')]);
       expect(readdirSync(join(dir, 'data')).sort()).toEqual(['dev.parquet', 'train.parquet']);
-      const all = readJsonl(join(dir, 'all.jsonl'));
+      const all = readJsonl(allRun.out);
       const n = all.length;
       expect(counters(stats).pairs_emitted).toBe(n);
       await withDb(async (c) => {
@@ -506,8 +524,7 @@ describe('--shards / --shard-bytes', () => {
 
   it('--shards 3 and --shard-bytes (parquet, with a dev split): shard files by name, instances local (DuckDB)', async () => {
     const dir = fresh('shards-parquet');
-    await mine(['--jsonl', synth, '--out', join(dir, 'all.jsonl')]);
-    const allLines = readFileSync(join(dir, 'all.jsonl'), 'utf8').split('\n').filter((l) => l !== '');
+    const allLines = readFileSync((await mineShared(['--jsonl', synth], 'all.jsonl')).out, 'utf8').split('\n').filter((l) => l !== '');
     const train = allLines.filter((l) => expectedSplit((JSON.parse(l) as Row).instance_id, 0.2) === 'train');
     const total = train.reduce((a, l) => a + Buffer.byteLength(l) + 1, 0);
 
@@ -565,8 +582,7 @@ describe('--card', () => {
     const card = join(dir, 'README.md');
     const args = ['--jsonl', synth, '--shape', 'trl', '--prompt-window', '4', '--split', 'dev=0.3', '--shards', '2', '--out', join(dir, 'data'), '--card', card];
     const { stats } = await mine(args);
-    const all = join(dir, 'all.jsonl');
-    await mine(['--jsonl', synth, '--shape', 'trl', '--prompt-window', '4', '--out', all]);
+    const all = (await mineShared(['--jsonl', synth, '--shape', 'trl', '--prompt-window', '4'], 'all.jsonl')).out;
     const rows = readJsonl(all);
     const text = readFileSync(card, 'utf8');
     const c = counters(stats);
@@ -640,7 +656,7 @@ describe('merge with the trl shape', () => {
   it('JSONL partitions of a trl run merge into the single run; mixing shapes is refused', async () => {
     const dir = fresh('merge');
     const base = ['--jsonl', synth, '--shape', 'trl', '--prompt-window', '4'];
-    await mine([...base, '--out', join(dir, 'all.jsonl')]);
+    const all = (await mineShared(base, 'all.jsonl')).out;
     const parts: string[] = [];
     const stats: string[] = [];
     for (const i of [0, 1]) {
@@ -651,7 +667,7 @@ describe('merge with the trl shape', () => {
     }
     const m = await run(['merge', ...parts, '--stats', stats[0]!, '--stats', stats[1]!, '--out', join(dir, 'merged.jsonl'), '-q']);
     expect(m.code, m.stderr).toBe(0);
-    expect(readFileSync(join(dir, 'merged.jsonl'))).toEqual(readFileSync(join(dir, 'all.jsonl')));
+    expect(readFileSync(join(dir, 'merged.jsonl'))).toEqual(readFileSync(all));
 
     const pub = await run(['mine', '--jsonl', synth, '--partition', '1/2', '--out', join(dir, 'q1.jsonl'), '--stats', join(dir, 'q1.json'), '-q']);
     expect(pub.code).toBe(0);

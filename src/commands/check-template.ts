@@ -7,10 +7,10 @@ import { open as openFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { createGunzip } from 'node:zlib';
 import { basename } from 'node:path';
-import { tableFromIPC, type Data, type Field, type Schema } from 'apache-arrow';
+import type { Data, Field, Schema } from 'apache-arrow';
 import type { Command } from 'commander';
 import { ExitCode, UserError } from '../errors.js';
-import { makeGetter } from '../io/arrow-values.js';
+import { parquetLibs } from '../io/parquet-libs.js';
 import {
   TemplateError,
   checkRow,
@@ -143,7 +143,7 @@ export function decodeJsonAt(v: unknown, path: Path): unknown {
 }
 
 async function* readParquet(path: string): AsyncGenerator<SourcedRow> {
-  const { ParquetFile } = await import('parquet-wasm');
+  const { arrow: { tableFromIPC }, wasm: { ParquetFile }, values: { makeGetter } } = await parquetLibs();
   let file: Awaited<ReturnType<typeof ParquetFile.fromFile>>;
   try {
     file = await ParquetFile.fromFile(await openAsBlob(path));

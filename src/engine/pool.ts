@@ -82,23 +82,33 @@ export class Pool {
   /** Set when the last worker died: later tasks fail with it instead of waiting forever. */
   private dead: Error | null = null;
 
+  /** Workers started so far; worker k writes spill file k (spillPath). */
+  private spawned = 0;
+  private readonly url: URL;
+
+  // Workers start on demand, up to `limit`: a small input whose tasks come one at a time pays for one
+  // worker's start-up (its module loading) instead of one per core. Output never depends on how many run.
   constructor(
-    size: number,
+    private readonly limit: number,
     private readonly spillDir: string,
-    options: PoolOptions = {},
+    private readonly options: PoolOptions = {},
   ) {
-    const url = options.workerUrl ?? new URL('./worker.js', import.meta.url);
-    for (let k = 0; k < size; k++) {
-      const w = new Worker(url, { workerData: { spillPath: this.spillPath(k), spillIndex: k }, ...(options.resourceLimits ? { resourceLimits: options.resourceLimits } : {}) });
-      w.on('message', (reply: WorkerReply) => this.onReply(w, reply));
-      // A reply that cannot be deserialised here: its task would otherwise wait forever.
-      w.on('messageerror', (err) => this.onUnreadable(w, err));
-      w.on('error', (err) => this.onDeath(w, deathPayload(err)));
-      w.on('exit', (code) => {
-        if (!this.closed) this.onDeath(w, { message: `a worker exited unexpectedly with code ${code}`, exitCode: null, name: 'WorkerExit' });
-      });
-      this.workers.push(w);
-    }
+    this.url = options.workerUrl ?? new URL('./worker.js', import.meta.url);
+  }
+
+  private spawn(): Worker {
+    const k = this.spawned++;
+    const { resourceLimits } = this.options;
+    const w = new Worker(this.url, { workerData: { spillPath: this.spillPath(k), spillIndex: k }, ...(resourceLimits ? { resourceLimits } : {}) });
+    w.on('message', (reply: WorkerReply) => this.onReply(w, reply));
+    // A reply that cannot be deserialised here: its task would otherwise wait forever.
+    w.on('messageerror', (err) => this.onUnreadable(w, err));
+    w.on('error', (err) => this.onDeath(w, deathPayload(err)));
+    w.on('exit', (code) => {
+      if (!this.closed) this.onDeath(w, { message: `a worker exited unexpectedly with code ${code}`, exitCode: null, name: 'WorkerExit' });
+    });
+    this.workers.push(w);
+    return w;
   }
 
   get size(): number {
@@ -123,9 +133,12 @@ export class Pool {
   }
 
   private pump(): void {
-    for (const w of this.workers) {
-      if (this.queue.length === 0) return;
-      if (this.busy.has(w)) continue;
+    while (this.queue.length > 0) {
+      let w = this.workers.find((x) => !this.busy.has(x));
+      if (!w) {
+        if (this.spawned >= this.limit) return;
+        w = this.spawn();
+      }
       const p = this.queue.shift()!;
       this.busy.set(w, p);
       w.postMessage({ id: p.id, task: p.task });
@@ -155,8 +168,8 @@ export class Pool {
     if (idx >= 0) this.workers.splice(idx, 1);
     const error = taskError(p?.task, err);
     p?.reject(error);
-    // Without a live worker, nothing queued can run: fail it all with the same cause.
-    if (this.workers.length === 0) {
+    // Without a live worker and none left to start, nothing queued can run: fail it all with the same cause.
+    if (this.workers.length === 0 && this.spawned >= this.limit) {
       this.dead ??= error;
       for (const q of this.queue.splice(0)) q.reject(error);
     } else this.pump();

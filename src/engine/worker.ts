@@ -2,8 +2,8 @@
 // error message instead of killing the process, and zstd decoding uses every core.
 import { openAsBlob } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
-import { tableFromIPC, type Data } from 'apache-arrow';
-import { ParquetFile } from 'parquet-wasm';
+import type { Data } from 'apache-arrow';
+import type { ParquetFile } from 'parquet-wasm';
 import { badTrajectory, encodeTrajectory, type SignatureScheme } from './encode.js';
 import { ExitCode, UserError, asDecoderError } from '../errors.js';
 import { BadValue, type NormaliseTally } from '../contract/normalise.js';
@@ -13,7 +13,8 @@ import { pairWithinKey } from '../sources/identity.js';
 import { signatureSchemeOf } from '../sources/text-actions.js';
 import { SpillWriter } from './spill.js';
 import { jsonlLines, parseJsonLine } from '../io/jsonl-lines.js';
-import { isLabelType, isStringType, isTrajectoryType, makeGetter, type Getter } from '../io/arrow-values.js';
+import type { Getter } from '../io/arrow-values.js';
+import { parquetLibs } from '../io/parquet-libs.js';
 import type { ColumnResult, DecodeResult, DecodedTrajectory, EncodedTrajectory, IndexResult, MetaResult, SampleResult, Task, WalkResult } from './protocol.js';
 import { emptyCounters } from '../contract/counters.js';
 import { SpillReader } from './spill.js';
@@ -49,21 +50,30 @@ async function* decoderStream<T>(open: () => Promise<unknown>): AsyncGenerator<T
   }
 }
 
+/** What the parquet-wasm reads need, loaded on a worker's first one (JSONL inputs and the js engine's index and decode never do). */
+async function wasmLibs() {
+  const { arrow, wasm, values } = await parquetLibs();
+  return { tableFromIPC: arrow.tableFromIPC, ParquetFile: wasm.ParquetFile, ...values };
+}
+
 const { spillPath, spillIndex } = workerData as { spillPath: string; spillIndex: number };
 let spill: SpillWriter | null = null;
 const files = new Map<string, ParquetFile>();
 
 async function open(path: string): Promise<ParquetFile> {
   let f = files.get(path);
+  const { ParquetFile } = await wasmLibs();
   if (!f) files.set(path, (f = await decoder(async () => ParquetFile.fromFile(await openAsBlob(path)))));
   return f;
 }
 
 async function meta(path: string): Promise<MetaResult> {
+  await wasmLibs();
   return decoder(() => metaWasm(path));
 }
 
 async function metaWasm(path: string): Promise<MetaResult> {
+  const { tableFromIPC, isStringType, isLabelType, isTrajectoryType } = await wasmLibs();
   const f = await open(path);
   const md = f.metadata();
   const rowGroupRows = md.rowGroups().map((g) => g.numRows());
@@ -89,6 +99,7 @@ async function scan(
   batchSize: number,
   each: (get: Record<string, Getter>, n: number) => void,
 ): Promise<void> {
+  const { tableFromIPC, makeGetter } = await wasmLibs();
   const f = await open(path);
   for await (const wasmBatch of decoderStream<{ intoIPCStream(): Uint8Array }>(() => f.stream({ rowGroups: [rowGroup], columns, batchSize }))) {
     const table = await decoder(() => tableFromIPC(wasmBatch.intoIPCStream()));
@@ -148,6 +159,7 @@ async function index(path: string, rowGroup: number, mapping: ColumnMapping): Pr
 
 /** The first row of row group 0, `columns` only, for schema detection (one-row batches: nothing more is decoded). */
 async function sample(path: string, columns: string[]): Promise<SampleResult> {
+  const { tableFromIPC, makeGetter } = await wasmLibs();
   const f = await open(path);
   if ((await decoder(() => f.metadata().numRowGroups())) === 0) return { row: null };
   for await (const wasmBatch of decoderStream<WasmBatch>(() => f.stream({ rowGroups: [0], columns, batchSize: 1, limit: 1 }))) {
@@ -320,6 +332,7 @@ async function decode(task: Extract<Task, { kind: 'decode' }>): Promise<DecodeRe
   let base = 0;
   let next = 0;
   const w = spillWriter();
+  const { tableFromIPC, makeGetter } = await wasmLibs();
   const f = await open(task.path);
   for await (const wasmBatch of decoderStream<WasmBatch>(() => f.stream({ rowGroups: [task.rowGroup], columns, batchSize: 256 }))) {
     const n = wasmBatch.numRows;

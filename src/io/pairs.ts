@@ -2,11 +2,12 @@
 // streaming: JSONL line by line, parquet batch by batch (parquet-wasm -> Arrow IPC -> apache-arrow).
 import { closeSync, openAsBlob, openSync, readSync, statSync } from 'node:fs';
 import { createHash } from 'node:crypto';
-import { Type, tableFromIPC, type Data } from 'apache-arrow';
-import { ParquetFile } from 'parquet-wasm';
+import type { Data } from 'apache-arrow';
+import type { ParquetFile } from 'parquet-wasm';
 import { ExitCode, UserError } from '../errors.js';
 import type { EmittedMessage, PairRow } from '../types.js';
-import { makeGetter, type Getter } from './arrow-values.js';
+import type { Getter } from './arrow-values.js';
+import { parquetLibs, type ParquetLibs } from './parquet-libs.js';
 import { checkParquetMagic } from './inputs.js';
 import { jsonlLines, parseJsonLine } from './jsonl-lines.js';
 
@@ -152,6 +153,7 @@ interface ParquetHandle {
 async function openParquet(path: string): Promise<ParquetHandle> {
   const size = statSync(path).size;
   checkParquetMagic(path, size);
+  const { arrow: { tableFromIPC }, wasm: { ParquetFile } } = await parquetLibs();
   let file: ParquetFile;
   try {
     file = await ParquetFile.fromFile(await openAsBlob(path));
@@ -187,6 +189,8 @@ async function* scanParquet(
 ): AsyncGenerator<Batch> {
   // parquet-wasm applies offset/limit within each row group, so they are only used with one row group.
   if ((opts.offset !== undefined || opts.limit !== undefined) && opts.rowGroup === undefined) throw new Error('offset/limit need a row group');
+  const libs = await parquetLibs();
+  const { arrow: { tableFromIPC }, values: { makeGetter } } = libs;
   let stream;
   try {
     stream = await h.file.stream({
@@ -216,7 +220,7 @@ async function* scanParquet(
         for (const name of columns) {
           const idx = batch.schema.fields.findIndex((f) => f.name === name);
           const data = batch.data.children[idx] as Data;
-          get[name] = idx < 0 ? () => null : name === 'prompt' ? promptGetter(data, opts.promptTail) : makeGetter(data);
+          get[name] = idx < 0 ? () => null : name === 'prompt' ? promptGetter(data, opts.promptTail, libs) : makeGetter(data);
         }
         yield { get, n: batch.numRows, first: row };
         row += batch.numRows;
@@ -235,8 +239,8 @@ class PromptTail {
   ) {}
 }
 
-function promptGetter(data: Data, tail: number | undefined): Getter {
-  const typeId = (data.type as { typeId: Type }).typeId;
+function promptGetter(data: Data, tail: number | undefined, { arrow: { Type }, values: { makeGetter } }: ParquetLibs): Getter {
+  const typeId = (data.type as { typeId: number }).typeId;
   if (tail === undefined || (typeId !== Type.List && typeId !== Type.LargeList)) return makeGetter(data);
   const offsets = data.valueOffsets as Int32Array | BigInt64Array;
   const child = makeGetter(data.children[0] as Data);

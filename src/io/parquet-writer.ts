@@ -3,47 +3,42 @@
 // `transformParquetStream`, whose byte chunks go straight to the temporary file.
 import { createWriteStream, openSync, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
-import {
-  Bool,
-  Field,
-  Float64,
-  Int64,
-  List,
-  Struct,
-  Utf8,
-  makeTable,
-  tableToIPC,
-  vectorFromArray,
-  type DataType,
-} from 'apache-arrow';
-import { Compression, Table as WasmTable, WriterPropertiesBuilder, transformParquetStream } from 'parquet-wasm';
+import type { DataType, Struct, List } from 'apache-arrow';
 import { commitTemp, removeTemp, tempPathFor, trackTemp } from './atomic.js';
+import { parquetLibs, type Arrow, type ParquetLibs } from './parquet-libs.js';
 import type { RowSink } from './sink.js';
+
+/**
+ * An Arrow type, built from apache-arrow once a parquet sink has loaded it (parquet-libs.ts): the
+ * column lists are defined at start-up, when a JSONL run must not pay for loading apache-arrow.
+ */
+export type ColumnType = (arrow: Arrow) => DataType;
 
 /** A column: its Arrow type and how to get its value from a row. */
 export interface ColumnSpec<R> {
   name: string;
-  type: DataType;
+  type: ColumnType;
   value: (row: R) => unknown;
 }
 
-export const MESSAGE_STRUCT = new Struct([
+const messageFields = ({ Field, Utf8 }: Arrow) => [
   new Field('role', new Utf8(), true),
   new Field('content', new Utf8(), true),
   new Field('name', new Utf8(), true),
   new Field('tool_call_id', new Utf8(), true),
   new Field('tool_calls', new Utf8(), true),
-]);
-export const MESSAGE_LIST = new List(new Field('item', MESSAGE_STRUCT, true));
-export const STRING = new Utf8();
-export const INT64 = new Int64();
-export const DOUBLE = new Float64();
-export const BOOL = new Bool();
+];
+export const MESSAGE_STRUCT: ColumnType = (a) => new a.Struct(messageFields(a));
+export const MESSAGE_LIST: ColumnType = (a) => new a.List(new a.Field('item', MESSAGE_STRUCT(a), true));
+export const STRING: ColumnType = (a) => new a.Utf8();
+export const INT64: ColumnType = (a) => new a.Int64();
+export const DOUBLE: ColumnType = (a) => new a.Float64();
+export const BOOL: ColumnType = (a) => new a.Bool();
 /** Behaviour sequences. */
-export const STRING_LIST = new List(new Field('item', new Utf8(), true));
+export const STRING_LIST: ColumnType = (a) => new a.List(new a.Field('item', new a.Utf8(), true));
 /** A continuation message, the five message fields plus `loss` (supervised or context). */
-export const LOSS_MESSAGE_STRUCT = new Struct([...MESSAGE_STRUCT.children, new Field('loss', new Bool(), true)]);
-export const LOSS_MESSAGE_LIST = new List(new Field('item', LOSS_MESSAGE_STRUCT, true));
+export const LOSS_MESSAGE_STRUCT: ColumnType = (a) => new a.Struct([...messageFields(a), new a.Field('loss', new a.Bool(), true)]);
+export const LOSS_MESSAGE_LIST: ColumnType = (a) => new a.List(new a.Field('item', LOSS_MESSAGE_STRUCT(a), true));
 
 /** A message with all five fields (absent ones null), as the parquet struct wants it. */
 export function fullMessage(m: { role: string; content: string | null; name?: string | null; tool_call_id?: string | null; tool_calls?: string | null }) {
@@ -72,7 +67,7 @@ export const JSON_EXTENSION_METADATA: ReadonlyMap<string, string> = new Map([
  * tool_call_id}. `arguments` is JSON text; with `jsonArguments` it is tagged `arrow.json`
  * (`--arguments object`), otherwise a plain string (`--arguments string`).
  */
-export function trlMessageStruct(jsonArguments: boolean): Struct {
+export function trlMessageStruct(jsonArguments: boolean, { Field, List, Struct, Utf8 }: Arrow): Struct {
   const fn = new Struct([
     new Field('name', new Utf8(), true),
     new Field('arguments', new Utf8(), true, jsonArguments ? new Map(JSON_EXTENSION_METADATA) : undefined),
@@ -87,8 +82,8 @@ export function trlMessageStruct(jsonArguments: boolean): Struct {
   ]);
 }
 
-export function trlMessageList(jsonArguments: boolean): List {
-  return new List(new Field('item', trlMessageStruct(jsonArguments), true));
+export function trlMessageList(jsonArguments: boolean): ColumnType {
+  return (a): List => new a.List(new a.Field('item', trlMessageStruct(jsonArguments, a), true));
 }
 
 interface TrlMessageLike {
@@ -130,6 +125,8 @@ export class ParquetSink<R> implements RowSink<R> {
   private controller!: ReadableStreamDefaultController<unknown>;
   private readonly out: WriteStream;
   private readonly done: Promise<void>;
+  /** apache-arrow and parquet-wasm (loading at construction) and the columns' Arrow types. */
+  private readonly libs: Promise<{ libs: ParquetLibs; types: DataType[] }>;
   bytes = 0;
 
   constructor(
@@ -145,8 +142,11 @@ export class ParquetSink<R> implements RowSink<R> {
     const out = createWriteStream(tmp, { fd: openSync(tmp, 'w') });
     this.out = out;
     const batches = new ReadableStream<unknown>({ start: (c) => void (this.controller = c) });
-    const props = new WriterPropertiesBuilder().setCompression(Compression.ZSTD).setMaxRowGroupSize(4096).build();
+    const loaded = parquetLibs().then((libs) => ({ libs, types: columns.map((c) => c.type(libs.arrow)) }));
+    this.libs = loaded;
     this.done = (async () => {
+      const { Compression, WriterPropertiesBuilder, transformParquetStream } = (await loaded).libs.wasm;
+      const props = new WriterPropertiesBuilder().setCompression(Compression.ZSTD).setMaxRowGroupSize(4096).build();
       const bytes = (await transformParquetStream(batches as never, props)) as unknown as AsyncIterable<Uint8Array>;
       for await (const chunk of bytes) {
         this.bytes += chunk.byteLength;
@@ -161,21 +161,24 @@ export class ParquetSink<R> implements RowSink<R> {
   async write(row: R): Promise<void> {
     this.batch.push(row);
     this.batchBytes += this.sizeOf(row);
-    if (this.batch.length >= BATCH_ROWS || this.batchBytes >= BATCH_BYTES) this.flush();
+    if (this.batch.length >= BATCH_ROWS || this.batchBytes >= BATCH_BYTES) await this.flush();
   }
 
-  private flush(): void {
+  private async flush(): Promise<void> {
     if (this.batch.length === 0) return;
     const rows = this.batch;
     this.batch = [];
     this.batchBytes = 0;
-    this.controller.enqueue(encodeBatch(rows, this.columns));
+    // Batches taken before the libraries are loaded are encoded in the order they were taken.
+    this.controller.enqueue(encodeBatch(rows, this.columns, await this.libs));
   }
 
   async close(): Promise<void> {
-    // An empty output still gets a valid file with the full schema.
-    if (this.batch.length > 0 || this.bytes === 0) this.controller.enqueue(encodeBatch(this.batch, this.columns));
+    const rows = this.batch;
     this.batch = [];
+    const libs = await this.libs;
+    // An empty output still gets a valid file with the full schema.
+    if (rows.length > 0 || this.bytes === 0) this.controller.enqueue(encodeBatch(rows, this.columns, libs));
     this.controller.close();
     await this.done;
     commitTemp(this.tmp, this.path);
@@ -192,15 +195,17 @@ export class ParquetSink<R> implements RowSink<R> {
   }
 }
 
-function encodeBatch<R>(rows: R[], columns: ColumnSpec<R>[]): unknown {
+function encodeBatch<R>(rows: R[], columns: ColumnSpec<R>[], { libs: { arrow, wasm: parquetWasm }, types }: { libs: ParquetLibs; types: DataType[] }): unknown {
+  const { Int64, makeTable, tableToIPC, vectorFromArray } = arrow;
   const vectors: Record<string, unknown> = {};
-  for (const c of columns) {
+  columns.forEach((c, k) => {
+    const type = types[k]!;
     let values = rows.map(c.value);
-    if (c.type instanceof Int64) values = values.map((v) => (v == null ? null : BigInt(v as number)));
-    vectors[c.name] = vectorFromArray(values as never[], c.type as never);
-  }
+    if (type instanceof Int64) values = values.map((v) => (v == null ? null : BigInt(v as number)));
+    vectors[c.name] = vectorFromArray(values as never[], type as never);
+  });
   const table = makeTable(vectors as never);
-  const wasm = WasmTable.fromIPCStream(tableToIPC(table as never, 'stream'));
+  const wasm = parquetWasm.Table.fromIPCStream(tableToIPC(table as never, 'stream'));
   // One Arrow table from our batch holds exactly one record batch.
   return wasm.recordBatch(0);
 }
