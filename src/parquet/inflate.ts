@@ -27,6 +27,8 @@
 // DIVERGENCE_MINE_ZSTD / _LZ4 = js force the pure-JS decoder; DIVERGENCE_MINE_GZIP=stream forces
 // the fflate path for every gzip page (tests).
 import { createRequire } from 'node:module';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { brotliDecompressSync, unzipSync } from 'node:zlib';
 import { Unsupported } from './meta.js';
 import { ParquetFormatError } from './thrift.js';
@@ -49,6 +51,16 @@ export function codecName(codec: number): string {
 const GZIP_WHOLE = 64 * 2 ** 20;
 /** fflate input step: bounds what one step can produce (1032x) for a streamed gzip page. */
 const GZIP_STEP = 16 * 1024;
+/**
+ * Snappy pages from this size on go to snappyjs (see the top): the native decoder's output is
+ * copied into a JS Buffer (its own buffer, kept as is, is freed only once the event loop turns,
+ * which a synchronous read never lets happen), so it holds a large page twice, and on such pages
+ * it is no faster (page faults dominate: 1.1 CPU-s for a 379 MB page either way).
+ */
+const SNAPPY_NATIVE_MAX = 32 * 2 ** 20;
+/** A whole decoded page from this size on is given back as soon as it is read (releaseLarge). */
+const LARGE_PAGE = 64 * 2 ** 20;
+const EMPTY = new Uint8Array(0);
 /** Largest declared page of any codec (a JS Buffer's limit is 2^31 - 1 on some platforms). */
 const MAX_PAGE = 2 ** 31 - 1;
 
@@ -68,10 +80,36 @@ function plausible(name: string, size: number, compressed: number, ratio: number
   }
 }
 
+let collect: (() => void) | null | undefined;
+
+/**
+ * A whole page of LARGE_PAGE bytes or more was read and dropped: collect it now. Its buffer is
+ * external to V8's heap, which stays small meanwhile (one row's values), so V8 would free it only
+ * at some later collection, after the next page of the leaf (DuckDB writes pages of 380 MB) is
+ * already allocated beside it: two of them, over 1 GiB. A full collection of a small heap costs
+ * milliseconds, against a second or more to decode such a page.
+ */
+function releaseLarge(): void {
+  if (collect === undefined) {
+    try {
+      setFlagsFromString('--expose-gc');
+      collect = runInNewContext('gc') as () => void;
+    } catch {
+      collect = null;
+    }
+  }
+  collect?.();
+}
+
 class Plain implements Inflater {
   private pos = 0;
-  constructor(private readonly src: Uint8Array) {}
-  close(): void {}
+  constructor(private src: Uint8Array) {}
+  /** Drop the page at once: a decoded whole page may be hundreds of MB (see releaseLarge). */
+  close(): void {
+    const big = this.src.length >= LARGE_PAGE;
+    this.src = EMPTY;
+    if (big) releaseLarge();
+  }
   read(dst: Uint8Array): number {
     const n = Math.min(dst.length, this.src.length - this.pos);
     dst.set(this.src.subarray(this.pos, this.pos + n));
@@ -312,11 +350,9 @@ function snappy(src: Uint8Array, size: number): Inflater {
   if (len < size) throw sizeMismatch('SNAPPY', len, size);
   let out: Uint8Array;
   try {
-    const n = nativeSnappy();
-    if (n) {
-      // copyOutputData false: the decoder's own output becomes the Buffer, no second copy of the page.
-      out = n.uncompressSync(src, { asBuffer: true, copyOutputData: false }) as Buffer;
-    } else {
+    const n = size < SNAPPY_NATIVE_MAX ? nativeSnappy() : null;
+    if (n) out = n.uncompressSync(src, { asBuffer: true, copyOutputData: true }) as Buffer;
+    else {
       snappyJs ??= requireCjs('snappyjs') as typeof snappyJs;
       out = snappyJs!.uncompress(src, size);
     }
@@ -398,6 +434,24 @@ function lz4(src: Uint8Array, size: number, hadoop: boolean): Inflater {
   const dst = lz4Block(src, size);
   if (!dst) throw new ParquetFormatError(`${name}: corrupt block, or not of its declared ${size} bytes`);
   return new Plain(dst);
+}
+
+/**
+ * Whether `inflater(codec, body, size)` is done with `body` when it returns (the codec decodes the
+ * page whole): the caller may then reuse or drop the compressed bytes at once.
+ */
+export function decodesWhole(codec: number, size: number): boolean {
+  switch (codec) {
+    case CODEC.SNAPPY:
+    case CODEC.BROTLI:
+    case CODEC.LZ4:
+    case CODEC.LZ4_RAW:
+      return true;
+    case CODEC.GZIP:
+      return size <= GZIP_WHOLE && process.env.DIVERGENCE_MINE_GZIP !== 'stream';
+    default:
+      return false;
+  }
 }
 
 /** The decompressed body of a page that declares `size` bytes. */
