@@ -684,3 +684,21 @@ export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: Lea
     throw new ParquetFormatError(`column ${leaf.path.join('.')} has ${row + 1} rows, the row group ${numRows}`);
   }
 }
+
+/**
+ * The largest declared page of `chunk` that its codec decodes whole (decodesWhole), 0 when there is
+ * none (zstd, uncompressed): what reading the chunk holds at once, at least. Only page headers are
+ * read. A caller may use it to keep two readers from holding such pages at the same time.
+ */
+export function largestWholePage(fd: number, chunk: ChunkMeta): number {
+  if (!decodesWhole(chunk.codec, 0)) return 0;
+  const file = new ChunkFile(fd, chunk);
+  let largest = 0;
+  while (!file.done) {
+    const h = file.header();
+    const size = count(h, 2, 'uncompressed page size', MAX_PAGE);
+    if (decodesWhole(chunk.codec, size)) largest = Math.max(largest, size);
+    file.skipBody(count(h, 3, 'compressed page size', MAX_PAGE));
+  }
+  return largest;
+}
