@@ -21,10 +21,21 @@
 //   byte) and never over 2 GiB.
 //   LZ4: lz4-napi when its native addon loads (1.3 GB/s on a 4 MB page of trajectory JSON, 0.6
 //   GB/s with the size prefix it needs copied in), else lz4js (0.24 GB/s); same bytes either way.
-//   Snappy: snappyjs only (0.15 GB/s). @napi-rs/snappy 1.0.2 is 2.7x faster but its addon crashes
-//   the process (SIGSEGV) when a worker thread that loaded it exits, and the reader runs in workers.
-//   Gzip: node:zlib 0.13 GB/s, fflate 0.06 GB/s; brotli: node:zlib 0.28 GB/s.
-// DIVERGENCE_MINE_ZSTD / _LZ4 = js force the pure-JS decoder; DIVERGENCE_MINE_GZIP=stream forces
+//   Snappy: `snappy` (napi-rs 7.4.3, the snap crate) when its prebuilt addon loads, about 1.5 GB/s
+//   on pyarrow's 1-2 MB pages of trajectory JSON against 0.4 GB/s for snappyjs; else snappyjs.
+//   (@napi-rs/snappy 1.0.2, the old name, crashed the process with SIGSEGV when a worker thread that
+//   had loaded it exited; 7.4.3 does not: 60 worker exits and terminations in a row.) Its output
+//   is copied into a V8 Buffer: the decoder's own buffer, if kept, is freed only when the event
+//   loop turns, which a synchronous read never lets happen (RSS grew by 1 GB on 1 MB pages). Pages
+//   of 32 MiB and more go to snappyjs, which writes into one buffer (the copy would hold such a
+//   page twice), and is as fast there (page faults dominate: 1.1 CPU-s for a 379 MB page either way).
+// Whole pages and their compressed bodies: bodies of pages decoded whole share one buffer per
+// thread (column.ts), and a decoded page of 64 MiB or more is collected as soon as it is read
+// (releaseLarge): DuckDB writes 380 MB pages, and V8 would otherwise keep the last one beside the
+// next. Gzip: node:zlib 0.13 GB/s, fflate 0.06 GB/s; brotli: node:zlib 0.28 GB/s (one-shot, whose
+// result node:zlib concatenates from chunks: a large brotli or gzip page is held about twice while
+// it is decoded; brotli pages of real writers are about 1 MB).
+// DIVERGENCE_MINE_ZSTD / _LZ4 / _SNAPPY = js force the pure-JS decoder; DIVERGENCE_MINE_GZIP=stream forces
 // the fflate path for every gzip page (tests).
 import { createRequire } from 'node:module';
 import { setFlagsFromString } from 'node:v8';
