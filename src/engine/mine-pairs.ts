@@ -420,11 +420,11 @@ async function decodePass({ req, opts, engine, pool, progress, fallbacks }: Run,
         rows: parquet ? items.map((x) => x.row) : items.map((_, k) => k),
         // Our reader only (parquet-wasm and DuckDB hold whole row groups), and never two readers of
         // pages decoded whole of SPLIT_PAGE_LIMIT or more (DuckDB's 380 MB snappy pages).
-        splittable: () => {
+        splittable: once(() => {
           if (!parquet || engine !== 'js') return false;
           const largest = largestWholePageOf(f.path, loc.rowGroup, columnsOf(loc.input));
           return largest !== null && largest < SPLIT_PAGE_LIMIT;
-        },
+        }),
       };
     }),
     pool.size,
@@ -483,6 +483,12 @@ async function decodePass({ req, opts, engine, pool, progress, fallbacks }: Run,
     if (!opts.skipBadRows) throw new UserError(`${where}: trajectory ${s.trajectoryId}: ${why} (use --skip-bad-rows to count and skip such rows)`, ExitCode.badValue);
     counters.bad_rows++;
   }
+}
+
+/** `f`'s answer, computed on the first call (reading page headers costs I/O). */
+function once(f: () => boolean): () => boolean {
+  let v: boolean | undefined;
+  return () => (v ??= f());
 }
 
 /** A row group with a page decoded whole of this size or more is read by one worker only (memory). */
