@@ -37,7 +37,8 @@ const END = '<!-- bench:results:end -->';
 const MATRIX_START = '<!-- bench:matrix:start -->';
 const MATRIX_END = '<!-- bench:matrix:end -->';
 const GiB = 1024 ** 3;
-const TARGETS = { wallRatio: 1.5, rssBytes: 1.5 * GiB, rss4x: 1.25, speedup2: 1.6 };
+const TARGETS = { wallRatio: 1.0, rssBytes: 1 * GiB, rss4x: 1.25, speedup2: 1.8, floorRatio: 3 };
+const FLOOR = join(HERE, 'floor.mjs');
 
 // ---------------------------------------------------------------------------------------------
 // Child mode: the DuckDB baseline scan (run under /usr/bin/time by the parent).
@@ -267,6 +268,7 @@ async function runMatrix(opt, facts) {
   const configs = entries.flatMap((e, i) => [
     { key: `m${i}`, entry: e, kind: 'miner', argv: ['node', snapBin, 'mine', '--parquet', e.file, '--out', out, '--stats', join(tmp, 'stats.json'), '--quiet', '--force', '--workers', String(w)] },
     { key: `d${i}`, entry: e, kind: 'duckdb', argv: ['node', join(HERE, 'run.mjs'), '--scan-child', e.file, '--threads', String(opt.threads)] },
+    { key: `f${i}`, entry: e, kind: 'floor', argv: ['node', FLOOR, e.file, '--threads', String(opt.threads)] },
   ]);
   const results = {};
   const failures = {};
@@ -284,6 +286,7 @@ async function runMatrix(opt, facts) {
           continue;
         }
         if (c.kind === 'miner') (hashes[c.key] ??= new Set()).add(createHash('sha256').update(readFileSync(out)).digest('hex'));
+        if (c.kind === 'floor') s.floor = JSON.parse(s.stdout.trim().split('\n').pop()).seconds;
         (results[c.key] ??= []).push(s);
         console.error(`bench: run ${r + 1} ${c.kind} ${c.entry.name}: wall ${fmt(s.wall)} s, max RSS ${fmt(mib(s.rss), 0)} MiB`);
       }
@@ -301,13 +304,14 @@ async function runMatrix(opt, facts) {
   lines.push(`- load average at start ${facts.loadavg_start.join(' / ')}, at end ${facts.loadavg_end.join(' / ')} (the machine may be shared: compare ratios, not absolutes)`);
   lines.push(`- medians of ${opt.runs} run(s), every file and both measurements interleaved; miner \`--workers ${w}\`, DuckDB scan threads=${opt.threads}; page cache warmed first: ${opt.warmup ? 'yes' : 'no'}`);
   lines.push('');
-  lines.push('| file | writer | size MB | rewrite s | mine wall s | mine CPU s | mine peak RSS MiB | DuckDB scan wall s | DuckDB peak RSS MiB | mine / DuckDB wall | output = input\'s |');
-  lines.push('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|');
+  lines.push('| file | writer | size MB | rewrite s | mine wall s | mine CPU s | mine peak RSS MiB | DuckDB scan wall s | DuckDB peak RSS MiB | mine / DuckDB wall | decompression floor s | mine / floor | output = input\'s |');
+  lines.push('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|');
   entries.forEach((e, i) => {
     const m = S[`m${i}`], d = S[`d${i}`];
+    const fl = results[`f${i}`] ? median(results[`f${i}`].map((x) => x.floor)) : null;
     const h = hashes[`m${i}`];
     const same = !h ? '-' : i === 0 ? (h.size === 1 ? 'reference' : '**runs differ**') : h.size === 1 && [...h][0] === inputHash ? 'yes' : '**no**';
-    lines.push(`| ${e.name} | ${e.writer ? `${e.writer} ${e.version}` : '-'} | ${(statSync(e.file).size / 1e6).toFixed(1)} | ${fmt(e.seconds, 1)} | ${fmt(m?.wall)} | ${fmt(m?.cpu)} | ${m ? fmt(mib(m.rssMax), 0) : '-'} | ${fmt(d?.wall)} | ${d ? fmt(mib(d.rssMax), 0) : '-'} | ${m && d ? fmt(m.wall / d.wall) : '-'} | ${same} |`);
+    lines.push(`| ${e.name} | ${e.writer ? `${e.writer} ${e.version}` : '-'} | ${(statSync(e.file).size / 1e6).toFixed(1)} | ${fmt(e.seconds, 1)} | ${fmt(m?.wall)} | ${fmt(m?.cpu)} | ${m ? fmt(mib(m.rssMax), 0) : '-'} | ${fmt(d?.wall)} | ${d ? fmt(mib(d.rssMax), 0) : '-'} | ${m && d ? fmt(m.wall / d.wall) : '-'} | ${fmt(fl)} | ${m && fl ? fmt(m.wall / fl) : '-'} | ${same} |`);
   });
   for (const [k, errs] of Object.entries(failures)) {
     const c = configs.find((x) => x.key === k);
@@ -325,6 +329,7 @@ async function runMatrix(opt, facts) {
   }
   lines.push(`/usr/bin/time -f '%e %U %S %M' node bin/divergence-mine mine --parquet F --out <tmp>/x.jsonl --stats <tmp>/stats.json --quiet --force --workers ${w}`);
   lines.push(`/usr/bin/time -f '%e %U %S %M' node bench/run.mjs --scan-child F --threads ${opt.threads}`);
+  lines.push(`node bench/floor.mjs F --threads ${opt.threads}`);
   lines.push('```');
   const section = lines.join('\n');
   process.stdout.write(`${section}\n`);
@@ -352,6 +357,7 @@ async function main() {
   const configs = [];
   for (const w of opt.workers) configs.push({ key: `miner-w${w}`, label: `miner --workers ${w}`, file: opt.file, argv: minerArgv(opt.file, w), runs: opt.runs });
   configs.push({ key: 'duckdb', label: `DuckDB scan (threads=${opt.threads})`, file: opt.file, argv: duckArgv(opt.file), runs: opt.runs });
+  configs.push({ key: 'floor', label: `decompression floor of trajectory (${opt.threads} threads)`, file: opt.file, argv: ['node', FLOOR, opt.file, '--threads', String(opt.threads)], runs: opt.runs });
   // For reference, the other readers at the widest --workers (not part of the targets).
   const wMax = Math.max(...opt.workers);
   for (const e of opt.otherEngines) configs.push({ key: `engine-${e}-w${wMax}`, label: `miner --engine ${e} --workers ${wMax}`, file: opt.file, argv: minerArgv(opt.file, wMax, e), runs: opt.runsOther });
@@ -377,6 +383,7 @@ async function main() {
           continue;
         }
         if (c.key.startsWith('duckdb')) s.scan = JSON.parse(s.stdout.trim().split('\n').pop());
+        else if (c.key === 'floor') s.floor = JSON.parse(s.stdout.trim().split('\n').pop()).seconds;
         else s.counters = JSON.parse(readFileSync(join(tmp, 'stats.json'), 'utf8')).counters;
         (results[c.key] ??= []).push(s);
         console.error(`bench: run ${r + 1} ${c.label}: wall ${fmt(s.wall)} s, cpu ${fmt(s.cpu)} s, max RSS ${fmt(mib(s.rss), 0)} MiB`);
@@ -418,6 +425,13 @@ async function main() {
       if (m) checks.push([`miner --workers ${w}${sfx ? ' (4x rows)' : ''} peak RSS (GiB, max of runs)`, m.rssMax / GiB, `<= ${TARGETS.rssBytes / GiB}`, m.rssMax <= TARGETS.rssBytes]);
     }
   }
+  if (S.floor) {
+    const fl = median(results.floor.map((x) => x.floor));
+    for (const w of opt.workers.filter((x) => x === 2)) {
+      const m = S[`miner-w${w}`];
+      if (m) checks.push([`miner --workers ${w} wall / decompression floor (${fmt(fl)} s: every page body of trajectory decompressed once, ${opt.threads} threads)`, m.wall / fl, `<= ${TARGETS.floorRatio}`, m.wall / fl <= TARGETS.floorRatio]);
+    }
+  }
   if (S['miner-w1'] && S['miner-w2']) {
     const sp = S['miner-w1'].wall / S['miner-w2'].wall;
     checks.push(['speedup --workers 2 vs --workers 1 (wall)', sp, `>= ${TARGETS.speedup2}`, sp >= TARGETS.speedup2]);
@@ -427,7 +441,7 @@ async function main() {
     if (a && b) checks.push([`miner --workers ${w}: peak RSS 4x rows / 1x rows`, b.rssMax / a.rssMax, `<= ${TARGETS.rss4x}`, b.rssMax / a.rssMax <= TARGETS.rss4x]);
   }
   // Correctness alongside speed: the miner's counters against the generator's sidecar, if any.
-  for (const c of configs.filter((x) => !x.key.startsWith('duckdb'))) {
+  for (const c of configs.filter((x) => !x.key.startsWith('duckdb') && x.key !== 'floor')) {
     const sc = `${c.file.replace(/\.parquet$/, '')}.planted.json`;
     if (!existsSync(sc) || !results[c.key]) continue;
     const want = JSON.parse(readFileSync(sc, 'utf8')).expected_counters;

@@ -24,6 +24,8 @@ import { RowIdentity } from '../sources/identity.js';
 import { SpillReader } from './spill.js';
 import { SpillTrajectory, hooksFor, type MinedContinuation } from './spill-walk.js';
 import { EarlyWalk } from './early-walk.js';
+import { planPieces } from './split-decode.js';
+import { largestWholePageOf } from '../parquet/reader.js';
 import type { PairRow } from '../types.js';
 import { makeSpillDir, removeTemp, trackTemp } from '../io/atomic.js';
 import { walkInstance } from '../contract/walk.js';
@@ -486,34 +488,59 @@ async function decodePass({ req, opts, engine, pool, progress, fallbacks }: Run,
     if (!groups.has(g)) groups.set(g, { loc: s.loc, items: [] });
     groups.get(g)!.items.push({ row: s.loc.row, key });
   });
-  const decodeTasks: { task: Task; rows: number }[] = [...groups.values()]
-    .sort((a, b) => a.loc.input - b.loc.input || a.loc.rowGroup - b.loc.rowGroup)
-    .map(({ loc, items }) => {
-      items.sort((a, b) => a.row - b.row);
+  const ordered = [...groups.values()].sort((a, b) => a.loc.input - b.loc.input || a.loc.rowGroup - b.loc.rowGroup);
+  for (const g of ordered) g.items.sort((a, b) => a.row - b.row);
+  const columnsOf = (input: number): string[] => {
+    const m = mapped[input]!;
+    return [m.messages, ...(metas[input]?.hasTools && m.tools ? [m.tools] : [])];
+  };
+  // Large row groups may be read by several workers, each for a run of its rows (split-decode.ts).
+  const pieces = planPieces(
+    ordered.map(({ loc, items }) => {
       const f = req.inputs[loc.input]!;
-      const rows = items.map((x) => x.row);
-      const keys = items.map((x) => x.key);
-      const reasoningKeys = [...opts.reasoningKeys];
-      const withTools = Boolean(metas[loc.input]?.hasTools ?? req.withTools);
-      const task: Task =
-        f.kind === 'parquet'
-          ? {
-              kind: 'decode',
-              path: f.path,
-              rowGroup: loc.rowGroup,
-              rows,
-              keys,
-              reasoningKeys,
-              withTools,
-              engine,
-              rowOffset: metas[loc.input]!.meta.rowGroupRows.slice(0, loc.rowGroup).reduce((a, b) => a + b, 0),
-              mapping: mapped[loc.input]!,
-              schema,
-            }
-          : { kind: 'decode-jsonl', path: f.path, lines: rows, keys, reasoningKeys, withTools, mapping: mapped[loc.input]!, schema };
-      const groupRows = f.kind === 'parquet' ? metas[loc.input]!.meta.rowGroupRows[loc.rowGroup]! : rows.length;
-      return { task, rows: groupRows };
-    });
+      const parquet = f.kind === 'parquet';
+      return {
+        groupRows: parquet ? metas[loc.input]!.meta.rowGroupRows[loc.rowGroup]! : items.length,
+        rows: parquet ? items.map((x) => x.row) : items.map((_, k) => k),
+        // Our reader only (parquet-wasm and DuckDB hold whole row groups), and never two readers of
+        // pages decoded whole of SPLIT_PAGE_LIMIT or more (DuckDB's 380 MB snappy pages).
+        splittable: once(() => {
+          if (!parquet || engine !== 'js') return false;
+          const largest = largestWholePageOf(f.path, loc.rowGroup, columnsOf(loc.input));
+          return largest !== null && largest < SPLIT_PAGE_LIMIT;
+        }),
+      };
+    }),
+    pool.size,
+  );
+  const decodeTasks: { task: Task; rows: number }[] = pieces.map(({ group, from, to }) => {
+    const { loc, items: all } = ordered[group]!;
+    const items = all.slice(from, to);
+    const f = req.inputs[loc.input]!;
+    const rows = items.map((x) => x.row);
+    const keys = items.map((x) => x.key);
+    const reasoningKeys = [...opts.reasoningKeys];
+    const withTools = Boolean(metas[loc.input]?.hasTools ?? req.withTools);
+    const task: Task =
+      f.kind === 'parquet'
+        ? {
+            kind: 'decode',
+            path: f.path,
+            rowGroup: loc.rowGroup,
+            rows,
+            keys,
+            reasoningKeys,
+            withTools,
+            engine,
+            rowOffset: metas[loc.input]!.meta.rowGroupRows.slice(0, loc.rowGroup).reduce((a, b) => a + b, 0),
+            mapping: mapped[loc.input]!,
+            schema,
+          }
+        : { kind: 'decode-jsonl', path: f.path, lines: rows, keys, reasoningKeys, withTools, mapping: mapped[loc.input]!, schema };
+    // Progress counts the group's rows once, shared by its pieces in proportion to their wanted rows.
+    const groupRows = f.kind === 'parquet' ? metas[loc.input]!.meta.rowGroupRows[loc.rowGroup]! : all.length;
+    return { task, rows: Math.round((groupRows * to) / all.length) - Math.round((groupRows * from) / all.length) };
+  });
   progress.phase('decode', decodeTasks.length, decodeTasks.reduce((a, t) => a + t.rows, 0));
   const bad = new Map<number, string>();
   await Promise.all(
@@ -541,6 +568,15 @@ async function decodePass({ req, opts, engine, pool, progress, fallbacks }: Run,
     counters.bad_rows++;
   }
 }
+
+/** `f`'s answer, computed on the first call (reading page headers costs I/O). */
+function once(f: () => boolean): () => boolean {
+  let v: boolean | undefined;
+  return () => (v ??= f());
+}
+
+/** A row group with a page decoded whole of this size or more is read by one worker only (memory). */
+const SPLIT_PAGE_LIMIT = 32 * 2 ** 20;
 
 /** Stage 6 for every other layout: walk in this thread, in instance order, and hand rows to the sink. */
 async function walkAndWrite(

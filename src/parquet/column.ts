@@ -4,7 +4,7 @@
 import { isUtf8 } from 'node:buffer';
 import { readSync } from 'node:fs';
 import { Unsupported, type ChunkMeta, type LeafColumn } from './meta.js';
-import { inflater, type Inflater } from './inflate.js';
+import { decodesWhole, inflater, type Inflater } from './inflate.js';
 import { ParquetFormatError, ThriftEndError, ThriftReader, count, num, optNum, struct, type ThriftStruct } from './thrift.js';
 
 const PAGE = { DATA: 0, DICTIONARY: 2, DATA_V2: 3 } as const;
@@ -314,6 +314,15 @@ function plainReader(leaf: LeafColumn): PlainReader {
   }
 }
 
+/**
+ * Compressed bodies of pages decoded whole (decodesWhole): the codec is done with them before the
+ * next body is read, so every leaf of this thread shares one buffer, up to SHARED_BODY bytes. A
+ * larger body gets a buffer of its own, garbage as soon as its page is decompressed: a leaf never
+ * keeps its largest compressed page beside the decompressed one (DuckDB writes 137 MB bodies).
+ */
+let sharedBody = Buffer.alloc(0);
+const SHARED_BODY = 16 * 2 ** 20;
+
 class ChunkFile {
   private bodyBuffer = Buffer.alloc(0);
   private pos: number;
@@ -344,12 +353,24 @@ class ChunkFile {
       }
     }
   }
-  /** The next page body, in a buffer reused for every page (valid until the next call). */
-  body(n: number): Buffer {
+  /**
+   * The next page body, in a buffer reused for every page (valid until the next call). `transient`:
+   * the body is decoded whole before any other body is read (decodesWhole), see `sharedBody`.
+   */
+  body(n: number, transient = false): Buffer {
     if (n < 0 || this.pos + n > this.end) throw new ParquetFormatError('page body past the column chunk');
-    // Reusing one buffer avoids a fresh allocation (and its page faults) per page of tens of MB.
-    if (this.bodyBuffer.length < n) this.bodyBuffer = Buffer.allocUnsafe(Math.max(n, this.bodyBuffer.length * 2));
-    const b = this.bodyBuffer.subarray(0, n);
+    let b: Buffer;
+    if (transient) {
+      if (n > SHARED_BODY) b = Buffer.allocUnsafe(n);
+      else {
+        if (sharedBody.length < n) sharedBody = Buffer.allocUnsafe(Math.min(SHARED_BODY, Math.max(n, sharedBody.length * 2)));
+        b = sharedBody.subarray(0, n);
+      }
+    } else {
+      // Reusing one buffer avoids a fresh allocation (and its page faults) per page of tens of MB.
+      if (this.bodyBuffer.length < n) this.bodyBuffer = Buffer.allocUnsafe(Math.max(n, this.bodyBuffer.length * 2));
+      b = this.bodyBuffer.subarray(0, n);
+    }
     let off = 0;
     while (off < n) {
       const got = readSync(this.fd, b, off, n - off, this.pos + off);
@@ -412,7 +433,7 @@ export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: Lea
     const uncompressed = count(h, 2, 'uncompressed page size', MAX_PAGE);
     if (type === PAGE.DICTIONARY) {
       if (dict || dataPages > 0) throw new ParquetFormatError('a dictionary page after the first page');
-      dict = readDictionary(leaf, codec, file.body(compressed), h, uncompressed);
+      dict = readDictionary(leaf, codec, file.body(compressed, decodesWhole(codec, uncompressed)), h, uncompressed);
       continue;
     }
     if (type !== PAGE.DATA && type !== PAGE.DATA_V2) {
@@ -443,7 +464,7 @@ export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: Lea
       if (defEncoding < 0 || defEncoding > 9 || repEncoding < 0 || repEncoding > 9) throw new ParquetFormatError(`level encodings ${defEncoding} and ${repEncoding}`);
       if (leaf.maxRep > 0 && repEncoding !== ENC.RLE) throw new Unsupported('BIT_PACKED repetition levels');
       if (leaf.maxDef > 0 && defEncoding !== ENC.RLE) throw new Unsupported('BIT_PACKED definition levels');
-      w = new Window(inflater(codec, file.body(compressed), uncompressed), uncompressed);
+      w = new Window(inflater(codec, file.body(compressed, decodesWhole(codec, uncompressed)), uncompressed), uncompressed);
       if (leaf.maxRep > 0) w.runs(repWidth, (reps = new Uint8Array(numValues)), 'repetition levels');
       if (leaf.maxDef > 0) w.runs(defWidth, (defs = new Uint8Array(numValues)), 'definition levels');
     } else {
@@ -469,7 +490,9 @@ export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: Lea
         if (row >= last) break;
         continue;
       }
-      const body = file.body(compressed);
+      const isCompressed = (dh[7] ?? true) !== false;
+      const valuesSize = uncompressed - repLen - defLen;
+      const body = file.body(compressed, isCompressed && decodesWhole(codec, valuesSize));
       if (repLen + defLen > body.length) throw new ParquetFormatError('levels longer than the page');
       if (leaf.maxRep > 0) decodeHybrid(body.subarray(0, repLen), repWidth, numValues, (reps = new Uint8Array(numValues)), true);
       if (leaf.maxDef > 0) decodeHybrid(body.subarray(repLen, repLen + defLen), defWidth, numValues, (defs = new Uint8Array(numValues)), true);
@@ -487,8 +510,7 @@ export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: Lea
       }
       if (repLen + defLen > uncompressed) throw new ParquetFormatError('levels longer than the declared page');
       const values = body.subarray(repLen + defLen);
-      const isCompressed = h[8] !== undefined && (struct(h, 8)![7] ?? true) !== false;
-      w = new Window(inflater(isCompressed ? codec : 0, values, uncompressed - repLen - defLen), uncompressed - repLen - defLen);
+      w = new Window(inflater(isCompressed ? codec : 0, values, valuesSize), valuesSize);
     }
     if (reps) {
       checkLevels(reps, leaf.maxRep, 'repetition');
@@ -661,4 +683,22 @@ export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: Lea
   if (rows === null ? row + 1 !== numRows : next !== rows.length) {
     throw new ParquetFormatError(`column ${leaf.path.join('.')} has ${row + 1} rows, the row group ${numRows}`);
   }
+}
+
+/**
+ * The largest declared page of `chunk` that its codec decodes whole (decodesWhole), 0 when there is
+ * none (zstd, uncompressed): what reading the chunk holds at once, at least. Only page headers are
+ * read. A caller may use it to keep two readers from holding such pages at the same time.
+ */
+export function largestWholePage(fd: number, chunk: ChunkMeta): number {
+  if (!decodesWhole(chunk.codec, 0)) return 0;
+  const file = new ChunkFile(fd, chunk);
+  let largest = 0;
+  while (!file.done) {
+    const h = file.header();
+    const size = count(h, 2, 'uncompressed page size', MAX_PAGE);
+    if (decodesWhole(chunk.codec, size)) largest = Math.max(largest, size);
+    file.skipBody(count(h, 3, 'compressed page size', MAX_PAGE));
+  }
+  return largest;
 }

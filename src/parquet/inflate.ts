@@ -21,12 +21,25 @@
 //   byte) and never over 2 GiB.
 //   LZ4: lz4-napi when its native addon loads (1.3 GB/s on a 4 MB page of trajectory JSON, 0.6
 //   GB/s with the size prefix it needs copied in), else lz4js (0.24 GB/s); same bytes either way.
-//   Snappy: snappyjs only (0.15 GB/s). @napi-rs/snappy 1.0.2 is 2.7x faster but its addon crashes
-//   the process (SIGSEGV) when a worker thread that loaded it exits, and the reader runs in workers.
-//   Gzip: node:zlib 0.13 GB/s, fflate 0.06 GB/s; brotli: node:zlib 0.28 GB/s.
-// DIVERGENCE_MINE_ZSTD / _LZ4 = js force the pure-JS decoder; DIVERGENCE_MINE_GZIP=stream forces
+//   Snappy: `snappy` (napi-rs 7.4.3, the snap crate) when its prebuilt addon loads, about 1.5 GB/s
+//   on pyarrow's 1-2 MB pages of trajectory JSON against 0.4 GB/s for snappyjs; else snappyjs.
+//   (@napi-rs/snappy 1.0.2, the old name, crashed the process with SIGSEGV when a worker thread that
+//   had loaded it exited; 7.4.3 does not: 60 worker exits and terminations in a row.) Its output
+//   is copied into a V8 Buffer: the decoder's own buffer, if kept, is freed only when the event
+//   loop turns, which a synchronous read never lets happen (RSS grew by 1 GB on 1 MB pages). Pages
+//   of 32 MiB and more go to snappyjs, which writes into one buffer (the copy would hold such a
+//   page twice), and is as fast there (page faults dominate: 1.1 CPU-s for a 379 MB page either way).
+// Whole pages and their compressed bodies: bodies of pages decoded whole share one buffer per
+// thread (column.ts), and a decoded page of 64 MiB or more is collected as soon as it is read
+// (releaseLarge): DuckDB writes 380 MB pages, and V8 would otherwise keep the last one beside the
+// next. Gzip: node:zlib 0.13 GB/s, fflate 0.06 GB/s; brotli: node:zlib 0.28 GB/s (one-shot, whose
+// result node:zlib concatenates from chunks: a large brotli or gzip page is held about twice while
+// it is decoded; brotli pages of real writers are about 1 MB).
+// DIVERGENCE_MINE_ZSTD / _LZ4 / _SNAPPY = js force the pure-JS decoder; DIVERGENCE_MINE_GZIP=stream forces
 // the fflate path for every gzip page (tests).
 import { createRequire } from 'node:module';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { brotliDecompressSync, unzipSync } from 'node:zlib';
 import { Unsupported } from './meta.js';
 import { ParquetFormatError } from './thrift.js';
@@ -49,6 +62,16 @@ export function codecName(codec: number): string {
 const GZIP_WHOLE = 64 * 2 ** 20;
 /** fflate input step: bounds what one step can produce (1032x) for a streamed gzip page. */
 const GZIP_STEP = 16 * 1024;
+/**
+ * Snappy pages from this size on go to snappyjs (see the top): the native decoder's output is
+ * copied into a JS Buffer (its own buffer, kept as is, is freed only once the event loop turns,
+ * which a synchronous read never lets happen), so it holds a large page twice, and on such pages
+ * it is no faster (page faults dominate: 1.1 CPU-s for a 379 MB page either way).
+ */
+const SNAPPY_NATIVE_MAX = 32 * 2 ** 20;
+/** A whole decoded page from this size on is given back as soon as it is read (releaseLarge). */
+const LARGE_PAGE = 64 * 2 ** 20;
+const EMPTY = new Uint8Array(0);
 /** Largest declared page of any codec (a JS Buffer's limit is 2^31 - 1 on some platforms). */
 const MAX_PAGE = 2 ** 31 - 1;
 
@@ -68,10 +91,36 @@ function plausible(name: string, size: number, compressed: number, ratio: number
   }
 }
 
+let collect: (() => void) | null | undefined;
+
+/**
+ * A whole page of LARGE_PAGE bytes or more was read and dropped: collect it now. Its buffer is
+ * external to V8's heap, which stays small meanwhile (one row's values), so V8 would free it only
+ * at some later collection, after the next page of the leaf (DuckDB writes pages of 380 MB) is
+ * already allocated beside it: two of them, over 1 GiB. A full collection of a small heap costs
+ * milliseconds, against a second or more to decode such a page.
+ */
+function releaseLarge(): void {
+  if (collect === undefined) {
+    try {
+      setFlagsFromString('--expose-gc');
+      collect = runInNewContext('gc') as () => void;
+    } catch {
+      collect = null;
+    }
+  }
+  collect?.();
+}
+
 class Plain implements Inflater {
   private pos = 0;
-  constructor(private readonly src: Uint8Array) {}
-  close(): void {}
+  constructor(private src: Uint8Array) {}
+  /** Drop the page at once: a decoded whole page may be hundreds of MB (see releaseLarge). */
+  close(): void {
+    const big = this.src.length >= LARGE_PAGE;
+    this.src = EMPTY;
+    if (big) releaseLarge();
+  }
   read(dst: Uint8Array): number {
     const n = Math.min(dst.length, this.src.length - this.pos);
     dst.set(this.src.subarray(this.pos, this.pos + n));
@@ -289,12 +338,18 @@ function brotli(src: Uint8Array, size: number): Inflater {
 
 // ---- snappy ----
 
+interface SnappyNative {
+  uncompressSync(data: Uint8Array, options: { asBuffer: boolean; copyOutputData: boolean }): Buffer | string;
+}
+// `snappy` (napi-rs, snap crate): safe to load in worker threads that later exit, unlike
+// @napi-rs/snappy 1.0.2, whose addon crashed the process then (re-tested with 7.4.3: 60 worker exits).
+const nativeSnappy = lazyNative('DIVERGENCE_MINE_SNAPPY', () => requireCjs('snappy') as SnappyNative);
 let snappyJs: { uncompress(compressed: Uint8Array, maxLength?: number): Uint8Array } | undefined;
 
 function snappy(src: Uint8Array, size: number): Inflater {
   // A copy of 64 bytes costs 3: at most 64/3 x the body, plus the preamble.
   plausible('SNAPPY', size, src.length, 22, 64);
-  // The preamble (a varint) states the output length, which snappyjs allocates: check it first.
+  // The preamble (a varint) states the output length, which the decoders allocate: check it first.
   let len = 0;
   let p = 0;
   for (let shift = 1; ; shift *= 128, p++) {
@@ -306,8 +361,12 @@ function snappy(src: Uint8Array, size: number): Inflater {
   if (len < size) throw sizeMismatch('SNAPPY', len, size);
   let out: Uint8Array;
   try {
-    snappyJs ??= requireCjs('snappyjs') as typeof snappyJs;
-    out = snappyJs!.uncompress(src, size);
+    const n = size < SNAPPY_NATIVE_MAX ? nativeSnappy() : null;
+    if (n) out = n.uncompressSync(src, { asBuffer: true, copyOutputData: true }) as Buffer;
+    else {
+      snappyJs ??= requireCjs('snappyjs') as typeof snappyJs;
+      out = snappyJs!.uncompress(src, size);
+    }
   } catch (e) {
     throw new ParquetFormatError(`SNAPPY: ${(e as Error).message}`);
   }
@@ -388,6 +447,24 @@ function lz4(src: Uint8Array, size: number, hadoop: boolean): Inflater {
   return new Plain(dst);
 }
 
+/**
+ * Whether `inflater(codec, body, size)` is done with `body` when it returns (the codec decodes the
+ * page whole): the caller may then reuse or drop the compressed bytes at once.
+ */
+export function decodesWhole(codec: number, size: number): boolean {
+  switch (codec) {
+    case CODEC.SNAPPY:
+    case CODEC.BROTLI:
+    case CODEC.LZ4:
+    case CODEC.LZ4_RAW:
+      return true;
+    case CODEC.GZIP:
+      return size <= GZIP_WHOLE && process.env.DIVERGENCE_MINE_GZIP !== 'stream';
+    default:
+      return false;
+  }
+}
+
 /** The decompressed body of a page that declares `size` bytes. */
 export function inflater(codec: number, src: Uint8Array, size: number): Inflater {
   if (size < 0 || size > MAX_PAGE) throw new ParquetFormatError(`page declares ${size} bytes`);
@@ -418,7 +495,7 @@ export function decoderOf(codec: number): string {
     case CODEC.UNCOMPRESSED:
       return 'none';
     case CODEC.SNAPPY:
-      return 'snappyjs';
+      return nativeSnappy() ? 'snappy' : 'snappyjs';
     case CODEC.GZIP:
       return process.env.DIVERGENCE_MINE_GZIP === 'stream' ? 'fflate' : 'node:zlib';
     case CODEC.BROTLI:

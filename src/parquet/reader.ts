@@ -6,7 +6,7 @@
 import { closeSync, openSync } from 'node:fs';
 import { ExitCode, UserError } from '../errors.js';
 import { assembleRow, listLevels } from './assemble.js';
-import { leafRows } from './column.js';
+import { largestWholePage, leafRows } from './column.js';
 import { Unsupported, readFooter, type FileMeta, type LogicalNode } from './meta.js';
 import type { MetaResult } from './file-summary.js';
 import { ParquetFormatError } from './thrift.js';
@@ -116,3 +116,29 @@ export function fileMeta(path: string): MetaResult {
   return { numRows: m.numRows, rowGroupRows: m.rowGroups.map((g) => g.numRows), fields };
 }
 
+
+/**
+ * The largest page of `columns` in `rowGroup` that is decompressed whole (snappy, LZ4, brotli, gzip
+ * up to 64 MiB), 0 when there is none; from the page headers alone. Null when the file cannot be
+ * read that far (a corrupt or unsupported file: the actual read will say what is wrong).
+ */
+export function largestWholePageOf(path: string, rowGroup: number, columns: readonly string[]): number | null {
+  let fd: number | null = null;
+  try {
+    const meta = footer(path);
+    const rg = meta.rowGroups[rowGroup];
+    if (!rg) return null;
+    fd = openSync(path, 'r');
+    let largest = 0;
+    for (const name of columns) {
+      const col = meta.columns.get(name);
+      if (!col) return null;
+      for (const i of col.leaves) largest = Math.max(largest, largestWholePage(fd, rg.chunks[i]!));
+    }
+    return largest;
+  } catch {
+    return null;
+  } finally {
+    if (fd !== null) closeSync(fd);
+  }
+}

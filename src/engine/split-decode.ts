@@ -1,0 +1,83 @@
+// How the decode pass cuts row groups into tasks. One task per row group leaves a worker idle when
+// a file has fewer large row groups than workers, or unequal ones (4,096 + 904 rows: one worker did
+// 82% of the work). A row group can be read by several workers, each for a run of its wanted rows:
+// the pieces hold the same rows as the whole, so the output cannot change (rows are keyed, and
+// every trajectory is spilled and walked by its key wherever it was decoded).
+//
+// What a piece costs. Its rows' values are normalised, hashed and spilled (PROCESS, per wanted
+// row), and every page up to its last wanted row is decompressed (DECOMPRESS, per row of the
+// group): a page's rows cannot be reached without decompressing the rows before them (v1 pages
+// carry no row counts). So the last piece of a group decompresses as much as the whole group did,
+// and a cut trades extra decompression (CPU) for a shorter wall; it is made only where the simulated
+// schedule of the pool (tasks in file order, each to the first free worker) gets at least MIN_GAIN
+// shorter. The shares are from the profile of the upstream-shaped twin (zstd about 35% of a
+// worker's time); they only steer where to cut.
+export const DECOMPRESS_SHARE = 0.35;
+const MIN_GAIN = 0.05;
+
+export interface GroupLoad {
+  /** Rows in the row group. */
+  groupRows: number;
+  /** Wanted rows, ascending, within the row group. */
+  rows: readonly number[];
+  /** Whether this group may be split (false: e.g. its pages are too large to be held twice); asked only of candidates. */
+  splittable: () => boolean;
+}
+
+/** Wanted rows `from` (inclusive) to `to` (exclusive) of group `group`. */
+export interface Piece {
+  group: number;
+  from: number;
+  to: number;
+}
+
+/** The relative cost of a piece (see the top); a whole group of n rows costs about n. */
+export function pieceCost(g: GroupLoad, from: number, to: number): number {
+  if (to <= from) return 0;
+  const last = g.rows[to - 1]! + 1;
+  return DECOMPRESS_SHARE * last + (1 - DECOMPRESS_SHARE) * ((to - from) * g.groupRows) / g.rows.length;
+}
+
+/** Wall of `costs` run in order on `workers` workers, each task going to the first free worker. */
+export function makespan(costs: readonly number[], workers: number): number {
+  const free = new Array<number>(Math.max(1, workers)).fill(0);
+  for (const c of costs) {
+    let k = 0;
+    for (let j = 1; j < free.length; j++) if (free[j]! < free[k]!) k = j;
+    free[k]! += c;
+  }
+  return Math.max(...free);
+}
+
+/**
+ * The decode tasks for `groups` (in file order) on `workers` workers: every group whole, except
+ * where cutting one piece in two shortens the simulated wall by MIN_GAIN or more. Pieces stay in
+ * file order, each group's pieces in row order, and together they hold every wanted row once.
+ */
+export function planPieces(groups: readonly GroupLoad[], workers: number): Piece[] {
+  let pieces: Piece[] = groups.map((g, group) => ({ group, from: 0, to: g.rows.length }));
+  if (workers < 2) return pieces;
+  const costs = (ps: Piece[]) => ps.map((p) => pieceCost(groups[p.group]!, p.from, p.to));
+  // At most a few cuts per worker: each costs decompression.
+  for (let round = 0; round < 2 * workers; round++) {
+    const now = makespan(costs(pieces), workers);
+    let best: Piece[] | null = null;
+    let bestWall = now * (1 - MIN_GAIN);
+    pieces.forEach((p, i) => {
+      const g = groups[p.group]!;
+      if (p.to - p.from < 2 || !g.splittable()) return;
+      for (let f = 0.3; f <= 0.851; f += 0.05) {
+        const cut = p.from + Math.max(1, Math.min(p.to - p.from - 1, Math.round((p.to - p.from) * f)));
+        const next = [...pieces.slice(0, i), { group: p.group, from: p.from, to: cut }, { group: p.group, from: cut, to: p.to }, ...pieces.slice(i + 1)];
+        const wall = makespan(costs(next), workers);
+        if (wall < bestWall) {
+          bestWall = wall;
+          best = next;
+        }
+      }
+    });
+    if (!best) break;
+    pieces = best;
+  }
+  return pieces;
+}
