@@ -17,9 +17,11 @@ const BELOW_CONTRACT = ['contract', ...BASE];
 const ALLOWED: Record<string, readonly string[]> = {
   cli: ['commands', 'io', ...BELOW_CONTRACT],
   index: ['engine', 'shapes', 'sources', 'io', ...BELOW_CONTRACT],
-  commands: ['view', 'dataset', 'engine', 'shapes', 'sources', 'io', 'parquet', ...BELOW_CONTRACT],
-  view: ['shapes', 'sources', 'io', ...BELOW_CONTRACT],
-  dataset: ['engine', 'shapes', 'sources', 'io', ...BELOW_CONTRACT],
+  commands: ['view', 'dataset', 'tokens', 'engine', 'shapes', 'sources', 'io', 'parquet', ...BELOW_CONTRACT],
+  view: ['tokens', 'shapes', 'sources', 'io', ...BELOW_CONTRACT],
+  dataset: ['tokens', 'engine', 'shapes', 'sources', 'io', ...BELOW_CONTRACT],
+  // Tokenizer loading, token counts of rendered rows, token-based windowing (@huggingface/tokenizers).
+  tokens: ['shapes', 'sources', 'io', ...BELOW_CONTRACT],
   engine: ['shapes', 'sources', 'io', 'parquet', ...BELOW_CONTRACT],
   shapes: ['sources', 'io', ...BELOW_CONTRACT],
   sources: ['io', ...BELOW_CONTRACT],

@@ -27,16 +27,20 @@ import { commitTemp, makeParentFolders, removeEmptyFolders, tempPathFor, trackTe
 import { BrokenPipe, JsonlSink } from '../io/jsonl-writer.js';
 import type { RowSink } from '../io/sink.js';
 import { mineCommand, mineSettings, type MineCliOptions, type TrainPlan } from './mine-options.js';
+import { MineTokens } from '../tokens/mine-tokens.js';
+import { tokenSetup } from './token-options.js';
 
 /** Training-output settings recorded in the stats file (only those that differ from the contract's output). */
 export interface TrainRunInfo {
   shape: 'published' | 'trl' | 'sft';
   arguments?: ArgumentsMode;
-  promptWindow?: number;
+  promptWindow?: number | 'auto';
   split?: { by: SplitBy; specs: SplitSpec[] } | null;
   outputs?: FolderResult | null;
   splitCounts?: ReturnType<CardStats['splitCounts']> | null;
   wrappedArguments?: number;
+  /** `--tokenizer`: the stats file's `tokens` object (tokens/mine-tokens.ts). */
+  tokens?: ReturnType<MineTokens['toJSON']> | null;
   /** Source and shape settings, recorded only when they differ from the contract's defaults (see sourceShapeStats). */
   sourceShape?: { options: Record<string, unknown>; extra: Record<string, unknown> };
 }
@@ -56,12 +60,14 @@ export function statsDocument(
     ...(t?.promptWindow !== undefined ? { prompt_window: t.promptWindow } : {}),
     ...(t?.split ? { split: t.split.specs.map((s) => `${s.name}=${s.fraction}`), split_by: t.split.by } : {}),
     ...(t?.sourceShape?.options ?? {}),
+    ...(t?.tokens ? { tokenizer: t.tokens.tokenizer, template: t.tokens.template, max_length: t.tokens.max_length } : {}),
   };
   const extra = {
     ...(t?.splitCounts ? { splits: t.splitCounts } : {}),
     ...(t?.outputs ? { files: t.outputs.files.map((f) => ({ split: f.split, path: f.path, rows: f.rows, bytes: f.bytes })) } : {}),
     ...(t?.wrappedArguments ? { trl: { wrapped_arguments: t.wrappedArguments } } : {}),
     ...(t?.sourceShape?.extra ?? {}),
+    ...(t?.tokens ? { tokens: t.tokens } : {}),
     ...(run.published ? { published_comparison: run.published } : {}),
   };
   return {
@@ -145,6 +151,14 @@ export async function runMine(positional: string[], o: MineCliOptions, recognise
   const cardStats = new CardStats();
   cardStats.declareSplits(splitNames);
   const trl = layout.shape === 'trl';
+  // --tokenizer: load before the run starts, so a bad tokenizer or template fails fast.
+  const tokens = o.tokenizer
+    ? (() => {
+        const setup = tokenSetup(o.tokenizer, o.template);
+        return new MineTokens(setup.rows, { tokenizer: o.tokenizer, template: setup.templateName, maxLength: o.maxLength ?? null, window: plan.promptWindow === 'auto' });
+      })()
+    : null;
+  const messageWindow = typeof plan.promptWindow === 'number' ? plan.promptWindow : undefined;
   // The schema (for text-action behaviour labels) is known before the first pair.
   let detection: Detection | null = null;
   const rowPlan = (): RowPlan => ({
@@ -167,7 +181,7 @@ export async function runMine(positional: string[], o: MineCliOptions, recognise
     let row: PairRow & { prompt_messages_dropped?: number } = p.row;
     if (sftDedup) {
       // The resolved side only; --prompt-window shortens the prompt as in the other shapes.
-      if (plan.promptWindow !== undefined) row = windowRow(row, plan.promptWindow);
+      if (messageWindow !== undefined) row = windowRow(row, messageWindow);
       const completion = p.continuation?.chosen ?? p.row.chosen;
       const s = sftDedup.add({ ...row, chosen: completion });
       if (!s) return; // a repeat of (instance_id, prompt, completion)
@@ -175,9 +189,11 @@ export async function runMine(positional: string[], o: MineCliOptions, recognise
       await emit(out, row, row);
       return;
     }
-    if (plan.promptWindow !== undefined) row = windowRow(row, plan.promptWindow);
+    if (messageWindow !== undefined) row = windowRow(row, messageWindow);
     if (trl) {
-      const t = toTrlRow(row, { tools: null, toolsJson: toolsCol(p.tools), arguments: layout.arguments, tally });
+      const trlRow = toTrlRow(row, { tools: null, toolsJson: toolsCol(p.tools), arguments: layout.arguments, tally });
+      const t = tokens ? tokens.apply(trlRow) : trlRow;
+      if (t === null) return; // --max-length: counted in tokens.tallies
       await emit(layout.behavior ? { ...t, ...behaviorFields(p.row.prompt, p.row.chosen, p.row.rejected, rowPlan()) } : t, t, row);
       return;
     }
@@ -243,7 +259,9 @@ export async function runMine(positional: string[], o: MineCliOptions, recognise
     splitCounts,
     wrappedArguments: tally.wrapped_arguments,
     sourceShape: sourceShapeStats(summary.detection, o, layout, { groupRows: groupRowCount, sft: sftDedup }),
+    tokens: tokens ? tokens.toJSON() : null,
   };
+  if (tokens) for (const w of tokens.counter.warnings) process.stderr.write(`divergence-mine: warning: ${w}\n`);
   // A partition holds only some instances: only a whole run compares with the published one.
   const published = o.partition ? null : comparePublished(summary.counters, { files: inputs, rows: summary.counters.trajectories_read }, usesDefaultOptions(options), recognise);
   if (o.stats) {
@@ -262,6 +280,7 @@ export async function runMine(positional: string[], o: MineCliOptions, recognise
       promptWindow: plan.promptWindow ?? null,
       split: plan.specs.length > 0 ? { by: plan.splitBy, specs: plan.specs } : null,
       generator: `divergence-mine ${VERSION}`,
+      tokens: train.tokens ?? null,
     });
     makeParentFolders(o.card);
     const tmp = tempPathFor(o.card);
@@ -273,6 +292,7 @@ export async function runMine(positional: string[], o: MineCliOptions, recognise
     process.stderr.write(formatCounters(summary.counters, published ? PUBLISHED_COUNTERS : undefined));
     if (published) process.stderr.write(publishedVerdict(published));
     process.stderr.write(fallbackLine(summary.engineFallback));
+    if (tokens) process.stderr.write(tokens.summaryLines().join('\n') + '\n');
     if (plan.specs.length > 0) process.stderr.write(splitCountsLine(cardStats, plan.splitBy) + '\n');
     if (result)
       for (const f of result.files) process.stderr.write(`  ${f.path}: ${f.rows.toLocaleString('en-US')} rows, ${humanBytes(f.bytes)}\n`);

@@ -12,6 +12,7 @@
 // - length flag: among rows where the two sides differ in action characters, the share where the
 //   chosen side is longer; flagged when it is outside 50% +/- `lengthFlag` (default 10 points).
 import type { SplitBy, SplitSpec } from './split.js';
+import { tokenSection, type CardTokens } from './card-tokens.js';
 
 export interface CardMessageLike {
   role?: unknown;
@@ -218,7 +219,9 @@ export interface CardInput {
   dataFiles: readonly DataFilesEntry[];
   shape: 'published' | 'trl';
   arguments?: 'object' | 'string';
-  promptWindow?: number | null;
+  promptWindow?: number | 'auto' | null;
+  /** `mine --tokenizer`: token counts and what --max-length did (card-tokens.ts). */
+  tokens?: CardTokens | null;
   split?: { by: SplitBy; specs: readonly SplitSpec[] } | null;
   /** e.g. "divergence-mine 0.1.0". */
   generator?: string;
@@ -358,8 +361,16 @@ function schemaTable(input: CardInput): string {
     rows.push([
       'prompt_messages_dropped',
       'int',
-      `messages removed by \`--prompt-window ${input.promptWindow}\` (system, first user and the last ${input.promptWindow} messages kept; tool results stay with their call)`,
+      input.promptWindow === 'auto'
+        ? 'messages removed by `--prompt-window auto` (the oldest, until the row fits `--max-length`; system, first user and whole tool-call/result groups kept)'
+        : `messages removed by \`--prompt-window ${input.promptWindow}\` (system, first user and the last ${input.promptWindow} messages kept; tool results stay with their call)`,
     ]);
+  if (input.tokens)
+    rows.push(
+      ['prompt_tokens', 'int \\| null', 'tokens of the prompt rendered with the generation prompt (see "Token lengths")'],
+      ['chosen_tokens', 'int \\| null', 'tokens of prompt+chosen after the prompt\'s tokens'],
+      ['rejected_tokens', 'int \\| null', 'tokens of prompt+rejected after the prompt\'s tokens'],
+    );
   if (trl)
     rows.push([
       'tools',
@@ -510,7 +521,11 @@ export function renderCard(input: CardInput): string {
       (input.shape === 'trl'
         ? ` (conversational preference format for TRL's \`DPOTrainer\`; tool-call arguments as ${input.arguments === 'string' ? 'JSON strings' : 'objects'}).`
         : ' (the mining contract\'s shape).') +
-      (input.promptWindow != null ? ` Prompts windowed to the system message, the first user message and the last ${input.promptWindow} messages.` : ''),
+      (input.promptWindow === 'auto'
+        ? ' Prompts windowed by tokens: the oldest messages dropped until the row fits `--max-length`.'
+        : input.promptWindow != null
+          ? ` Prompts windowed to the system message, the first user message and the last ${input.promptWindow} messages.`
+          : ''),
   );
   parts.push('## How it was made');
   parts.push(
@@ -538,6 +553,10 @@ export function renderCard(input: CardInput): string {
   parts.push(histogram(stats));
   parts.push('## Tool mix of the actions');
   parts.push(toolMix(stats));
+  if (input.tokens) {
+    parts.push('## Token lengths');
+    parts.push(tokenSection(input.tokens));
+  }
   parts.push('## Length audit');
   parts.push(lengthSection(stats, flagPoints));
   parts.push('## License and attribution');

@@ -74,6 +74,8 @@ export interface OutputLayout {
   behavior?: boolean;
   /** `--unit groups`: rows carry sample_uid, prefix_groups, group_count, is_full_trajectory. */
   groups?: boolean;
+  /** `--tokenizer`: trl rows carry prompt_tokens, chosen_tokens, rejected_tokens (after the shape's other columns). */
+  tokens?: boolean;
 }
 
 type Loose = Record<string, unknown>;
@@ -89,6 +91,13 @@ const GROUP_COLUMNS: ColumnSpec<Loose>[] = [
   { name: 'prefix_groups', type: INT64, value: (r) => r.prefix_groups },
   { name: 'group_count', type: INT64, value: (r) => r.group_count },
   { name: 'is_full_trajectory', type: BOOL, value: (r) => r.is_full_trajectory },
+];
+
+/** `--tokenizer` (src/tokens/): token counts, null when the template cannot render the row. */
+const TOKEN_COLUMNS: ColumnSpec<Loose>[] = [
+  { name: 'prompt_tokens', type: INT64, value: (r) => r.prompt_tokens ?? null },
+  { name: 'chosen_tokens', type: INT64, value: (r) => r.chosen_tokens ?? null },
+  { name: 'rejected_tokens', type: INT64, value: (r) => r.rejected_tokens ?? null },
 ];
 
 /** `--shape sft` (shapes/sft.ts): prompt/completion rows of the resolved side. */
@@ -125,7 +134,8 @@ export function columnsFor(layout: OutputLayout): ColumnSpec<unknown>[] {
   if (layout.shape === 'sft') return sftColumns(layout) as ColumnSpec<unknown>[];
   const behavior = layout.behavior ? BEHAVIOR_COLUMNS : [];
   const groups = layout.groups ? GROUP_COLUMNS : [];
-  if (layout.shape === 'trl') return [...trlColumns(layout.arguments, layout.windowed), ...behavior] as ColumnSpec<unknown>[];
+  const tokens = layout.tokens ? TOKEN_COLUMNS : [];
+  if (layout.shape === 'trl') return [...trlColumns(layout.arguments, layout.windowed), ...tokens, ...behavior] as ColumnSpec<unknown>[];
   const published = layout.continuation
     ? [PUBLISHED_COLUMNS[0]!, ...CONTINUATION_SIDES, ...PUBLISHED_COLUMNS.slice(3)]
     : PUBLISHED_COLUMNS;
