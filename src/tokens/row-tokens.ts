@@ -151,7 +151,12 @@ export class RowTokenCounter {
     const { tools, key } = rowTools(row);
     const n = this.rows++;
     if ('builtin' in this.template && !this.piecewiseOff) {
-      const fast = this.piecewise(row, tools, key, this.template.builtin);
+      let fast: RowTokens | null;
+      try {
+        fast = this.piecewise(row, tools, key, this.template.builtin);
+      } catch (e) {
+        throw new RenderFailure((e as Error).message); // a value the template's show_value cannot render
+      }
       if (fast !== null) {
         if (n % SELF_CHECK_EVERY === 0) {
           const exact = this.whole(row, tools, this.jinjaRender(), true);
