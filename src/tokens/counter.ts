@@ -40,7 +40,8 @@ interface TokenizerInternals {
 interface PreTokenizerStage {
   pre_tokenize(text: string | string[], options?: unknown): string[];
   pre_tokenize_text(text: string, options?: unknown): string[];
-  config?: { type?: string; use_regex?: boolean; add_prefix_space?: boolean };
+  config?: { type?: string; use_regex?: boolean; add_prefix_space?: boolean; behavior?: string; invert?: boolean };
+  pattern?: RegExp | null;
   use_regex?: boolean;
   add_prefix_space?: boolean;
 }
@@ -80,9 +81,13 @@ export class TokenCounter {
   readonly piecewise: boolean;
   private readonly stages: PreTokenizerStage[] = [];
   private readonly byteLevel: PreTokenizerStage | null = null;
+  /** The one Split stage's regex when it isolates its matches (the library's `regex_split`), else null. */
+  private readonly isolate: RegExp | null = null;
   private readonly sectionCounts = new TwoGenerationCache<number>(32 * 1024 * 1024, (k) => k.length + 64);
   private readonly sectionIds = new TwoGenerationCache<number[]>(16 * 1024 * 1024, (k) => 2 * k.length + 64);
-  private readonly pieceCounts = new TwoGenerationCache<number>(32 * 1024 * 1024, (k) => k.length + 32);
+  // One Map, emptied when full: most lookups are of short pieces, and one lookup per piece is the cost that matters.
+  private pieceCounts = new Map<string, number>();
+  private pieceChars = 0;
   /** Added-token texts, for `startsWithAddedToken` / `endsWithAddedToken`. */
   readonly addedTexts: string[];
 
@@ -103,6 +108,9 @@ export class TokenCounter {
         this.stages = pre.tokenizers.slice(0, -1);
         this.byteLevel = last;
         piecewise = true;
+        const only = this.stages.length === 1 ? this.stages[0]! : null;
+        if (only?.config?.type === 'Split' && only.config.invert === false && only.config.behavior?.toLowerCase() === 'isolated' && only.pattern instanceof RegExp && only.pattern.global)
+          this.isolate = only.pattern;
       }
     }
     this.piecewise = piecewise;
@@ -147,10 +155,21 @@ export class TokenCounter {
     let n: number;
     if (this.piecewise) {
       const normalized = this.t.normalizer ? this.t.normalizer(section) : section;
-      let pieces: string[] = [normalized];
-      for (const s of this.stages) pieces = s.pre_tokenize(pieces);
       n = 0;
-      for (const p of pieces) n += this.countPiece(p);
+      if (this.isolate) {
+        // The library's regex_split (Split, behavior "Isolated"): the matches and the text between them, in order.
+        let prev = 0;
+        for (const m of normalized.matchAll(this.isolate)) {
+          if (prev < m.index) n += this.countPiece(normalized.slice(prev, m.index));
+          n += this.countPiece(m[0]);
+          prev = m.index + m[0].length;
+        }
+        if (prev < normalized.length) n += this.countPiece(normalized.slice(prev));
+      } else {
+        let pieces: string[] = [normalized];
+        for (const s of this.stages) pieces = s.pre_tokenize(pieces);
+        for (const p of pieces) n += this.countPiece(p);
+      }
     } else {
       n = this.tokenizer.encode(section, { add_special_tokens: false }).ids.length;
     }
@@ -165,6 +184,11 @@ export class TokenCounter {
     const hit = this.pieceCounts.get(piece);
     if (hit !== undefined) return hit;
     const n = this.t.model(this.byteLevel!.pre_tokenize_text(piece)).length;
+    this.pieceChars += piece.length + 32;
+    if (this.pieceChars > 32 * 1024 * 1024) {
+      this.pieceCounts = new Map();
+      this.pieceChars = piece.length + 32;
+    }
     this.pieceCounts.set(piece, n);
     return n;
   }

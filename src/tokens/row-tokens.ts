@@ -159,7 +159,8 @@ export class RowTokenCounter {
       }
       if (fast !== null) {
         if (n % SELF_CHECK_EVERY === 0) {
-          const exact = this.whole(row, tools, this.jinjaRender(), true);
+          // The piece decomposition against the whole Jinja render (its count per section is exact, counter.ts).
+          const exact = this.whole(row, tools, this.jinjaRender(), false);
           if (exact.prompt_tokens !== fast.prompt_tokens || exact.chosen_tokens !== fast.chosen_tokens || exact.rejected_tokens !== fast.rejected_tokens) {
             this.piecewiseOff = true;
             this.warnings.push(
