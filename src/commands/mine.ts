@@ -135,6 +135,13 @@ export async function runMine(positional: string[], o: MineCliOptions, recognise
   const { layout } = plan;
   const splitNames = ['train', ...plan.specs.map((s) => s.name)];
   const progress = o.quiet ? silentProgress : new StderrProgress();
+  // --tokenizer: loaded before any output is opened, so a bad tokenizer or template fails first.
+  const tokens = o.tokenizer
+    ? (() => {
+        const setup = tokenSetup(o.tokenizer, o.template);
+        return new MineTokens(setup.rows, { tokenizer: o.tokenizer, template: setup.templateName, maxLength: o.maxLength ?? null, window: plan.promptWindow === 'auto' });
+      })()
+    : null;
 
   let folderCreated: string | null = null;
   let folder: FolderOutput | null = null;
@@ -151,13 +158,6 @@ export async function runMine(positional: string[], o: MineCliOptions, recognise
   const cardStats = new CardStats();
   cardStats.declareSplits(splitNames);
   const trl = layout.shape === 'trl';
-  // --tokenizer: load before the run starts, so a bad tokenizer or template fails fast.
-  const tokens = o.tokenizer
-    ? (() => {
-        const setup = tokenSetup(o.tokenizer, o.template);
-        return new MineTokens(setup.rows, { tokenizer: o.tokenizer, template: setup.templateName, maxLength: o.maxLength ?? null, window: plan.promptWindow === 'auto' });
-      })()
-    : null;
   const messageWindow = typeof plan.promptWindow === 'number' ? plan.promptWindow : undefined;
   // The schema (for text-action behaviour labels) is known before the first pair.
   let detection: Detection | null = null;
