@@ -16,7 +16,7 @@ import { VERSION } from '../version.js';
 import { CardStats, argvForCard, renderCard, splitCountsLine, type DataFilesEntry } from '../dataset/card.js';
 import { FolderOutput, prepareFolder, type FolderResult } from '../dataset/folder-output.js';
 import { assignSplit, dataFilesPattern, groupKeyOf, type SplitBy, type SplitSpec } from '../dataset/split.js';
-import { makeToolsColumnCache, toTrlRow, type ArgumentsMode, type TrlTally } from '../shapes/trl.js';
+import { makeToolsColumnCache, toTrlRow, type ArgumentsMode, type TrlRow, type TrlTally } from '../shapes/trl.js';
 import { windowRow } from '../shapes/window.js';
 import { behaviorSequence } from '../shapes/behavior.js';
 import { preferenceRows, behaviorFields, type RowPlan } from '../shapes/rows.js';
@@ -27,7 +27,11 @@ import { commitTemp, makeParentFolders, removeEmptyFolders, tempPathFor, trackTe
 import { BrokenPipe, JsonlSink } from '../io/jsonl-writer.js';
 import type { RowSink } from '../io/sink.js';
 import { mineCommand, mineSettings, type MineCliOptions, type TrainPlan } from './mine-options.js';
-import { MineTokens } from '../tokens/mine-tokens.js';
+import { MineTokens, type WithTokens } from '../tokens/mine-tokens.js';
+import { CountPool } from '../tokens/count-pool.js';
+import { OrderedQueue } from '../tokens/ordered.js';
+import { BUNDLED_TOKENIZERS } from '../tokens/load.js';
+import { BUILTIN_TEMPLATE_NAME } from '../tokens/builtin-template.js';
 import { tokenSetup } from './token-options.js';
 
 /** Training-output settings recorded in the stats file (only those that differ from the contract's output). */
@@ -136,12 +140,18 @@ export async function runMine(positional: string[], o: MineCliOptions, recognise
   const splitNames = ['train', ...plan.specs.map((s) => s.name)];
   const progress = o.quiet ? silentProgress : new StderrProgress();
   // --tokenizer: loaded before any output is opened, so a bad tokenizer or template fails first.
+  // The bundled tokenizer with the built-in template counts in worker threads beside the decode
+  // workers; any other tokenizer or template counts on this thread.
   const tokens = o.tokenizer
     ? (() => {
+        const tokenOptions = { tokenizer: o.tokenizer, maxLength: o.maxLength ?? null, window: plan.promptWindow === 'auto' };
+        if ((BUNDLED_TOKENIZERS as readonly string[]).includes(o.tokenizer) && (o.template === undefined || o.template === BUILTIN_TEMPLATE_NAME))
+          return new MineTokens(null, { ...tokenOptions, template: BUILTIN_TEMPLATE_NAME }, new CountPool(o.tokenizer, Math.max(1, Math.min(2, o.workers))));
         const setup = tokenSetup(o.tokenizer, o.template);
-        return new MineTokens(setup.rows, { tokenizer: o.tokenizer, template: setup.templateName, maxLength: o.maxLength ?? null, window: plan.promptWindow === 'auto' });
+        return new MineTokens(setup.rows, { ...tokenOptions, template: setup.templateName });
       })()
     : null;
+  const tokenQueue = tokens ? new OrderedQueue<WithTokens<TrlRow> | null>() : null;
 
   let folderCreated: string | null = null;
   let folder: FolderOutput | null = null;
@@ -191,10 +201,17 @@ export async function runMine(positional: string[], o: MineCliOptions, recognise
     }
     if (messageWindow !== undefined) row = windowRow(row, messageWindow);
     if (trl) {
-      const trlRow = toTrlRow(row, { tools: null, toolsJson: toolsCol(p.tools), arguments: layout.arguments, tally });
-      const t = tokens ? tokens.apply(trlRow) : trlRow;
-      if (t === null) return; // --max-length: counted in tokens.tallies
-      await emit(layout.behavior ? { ...t, ...behaviorFields(p.row.prompt, p.row.chosen, p.row.rejected, rowPlan()) } : t, t, row);
+      const t = toTrlRow(row, { tools: null, toolsJson: toolsCol(p.tools), arguments: layout.arguments, tally });
+      const behavior = layout.behavior ? behaviorFields(p.row.prompt, p.row.chosen, p.row.rejected, rowPlan()) : null;
+      if (tokens && tokenQueue) {
+        // Counted in the background, written in order; null: dropped by --max-length (counted in the tallies).
+        const pairRow = row;
+        await tokenQueue.push(tokens.applyAsync(t, row.instance_id), async (c) => {
+          if (c !== null) await emit(behavior ? { ...c, ...behavior } : c, c, pairRow);
+        });
+        return;
+      }
+      await emit(behavior ? { ...t, ...behavior } : t, t, row);
       return;
     }
     if (!layout.behavior && !layout.continuation) {
@@ -234,9 +251,12 @@ export async function runMine(positional: string[], o: MineCliOptions, recognise
       },
       onPair,
     );
+    await tokenQueue?.drain();
+    await tokens?.close();
     if (folder) result = await folder.close();
     else await sink!.close();
   } catch (e) {
+    await tokens?.close();
     sink?.abort();
     folder?.abort();
     if (folderCreated) removeEmptyFolders(plan.folder!.dir, folderCreated);
@@ -261,7 +281,7 @@ export async function runMine(positional: string[], o: MineCliOptions, recognise
     sourceShape: sourceShapeStats(summary.detection, o, layout, { groupRows: groupRowCount, sft: sftDedup }),
     tokens: tokens ? tokens.toJSON() : null,
   };
-  if (tokens) for (const w of tokens.counter.warnings) process.stderr.write(`divergence-mine: warning: ${w}\n`);
+  if (tokens) for (const w of tokens.warnings) process.stderr.write(`divergence-mine: warning: ${w}\n`);
   // A partition holds only some instances: only a whole run compares with the published one.
   const published = o.partition ? null : comparePublished(summary.counters, { files: inputs, rows: summary.counters.trajectories_read }, usesDefaultOptions(options), recognise);
   if (o.stats) {

@@ -34,7 +34,7 @@ export function dropGroups<M>(prompt: readonly M[], groups: readonly [number, nu
 }
 
 export type FitResult<R> =
-  | { fits: true; row: R; tokens: RowTokens; dropped: number }
+  | { fits: true; row: R; tokens: RowTokens; dropped: number; groupsDropped: number }
   | { fits: false; tokens: RowTokens; minimal: RowTokens };
 
 /**
@@ -44,7 +44,7 @@ export type FitResult<R> =
  */
 export function fitRow<R extends TokenRow>(row: R, maxLength: number, window: boolean, counter: RowTokenCounter): FitResult<R> {
   const full = counter.count(row);
-  if (rowLength(full) <= maxLength) return { fits: true, row, tokens: full, dropped: 0 };
+  if (rowLength(full) <= maxLength) return { fits: true, row, tokens: full, dropped: 0, groupsDropped: 0 };
   if (!window) return { fits: false, tokens: full, minimal: full };
   const groups = promptGroups(row.prompt);
   const at = (k: number): { row: R; tokens: RowTokens } => {
@@ -58,14 +58,16 @@ export function fitRow<R extends TokenRow>(row: R, maxLength: number, window: bo
   let lo = 1;
   let hi = groups.length;
   let best = all;
+  let bestK = groups.length;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
     const r = at(mid);
     if (rowLength(r.tokens) <= maxLength) {
       hi = mid;
       best = r;
+      bestK = mid;
     } else lo = mid + 1;
   }
   // `best` is the last fitting k tried, which is where hi ended: the smallest k that fits.
-  return { fits: true, row: best.row, tokens: best.tokens, dropped: row.prompt.length - best.row.prompt.length };
+  return { fits: true, row: best.row, tokens: best.tokens, dropped: row.prompt.length - best.row.prompt.length, groupsDropped: bestK };
 }

@@ -3,7 +3,8 @@
 // `prompt_tokens`, `chosen_tokens`, `rejected_tokens` (last, after every other field); a row the
 // template cannot render is written with null counts (and counted), or dropped under --max-length
 // (its length is unknown).
-import { fitRow } from './fit.js';
+import type { CountPool } from './count-pool.js';
+import { dropGroups, fitRow, promptGroups } from './fit.js';
 import { TokenLengthStats, type TokenLengthsJson } from './lengths.js';
 import { RenderFailure, type RowTokenCounter, type RowTokens, type TokenRow } from './row-tokens.js';
 
@@ -39,15 +40,64 @@ export class MineTokens {
     rows_dropped_unrenderable: 0,
   };
 
+  /** `pool`: count in worker threads (built-in template); else on this thread with `counter`. */
   constructor(
-    readonly counter: RowTokenCounter,
+    readonly counter: RowTokenCounter | null,
     readonly options: MineTokensOptions,
+    readonly pool: CountPool | null = null,
   ) {}
+
+  /** Warnings of the counting (this thread's and the workers'). */
+  get warnings(): string[] {
+    return [...(this.counter?.warnings ?? []), ...(this.pool?.warnings ?? [])];
+  }
+
+  /** `apply`, in a worker thread when there is a pool (rows of `instance` go to the same one). */
+  async applyAsync<R extends TokenRow & { prompt_messages_dropped?: number; tools?: unknown }>(row: R, instance: string): Promise<WithTokens<R> | null> {
+    if (!this.pool) return this.apply(row);
+    const t = this.tallies;
+    const max = this.options.maxLength;
+    const r = await this.pool.count(instance, { row: { prompt: row.prompt, chosen: row.chosen, rejected: row.rejected, tools: row.tools ?? null }, maxLength: max, window: this.options.window });
+    switch (r.kind) {
+      case 'error':
+        throw new Error(`token counting failed in a worker: ${r.message}`);
+      case 'render-failure':
+        t.render_failures++;
+        if (max !== null) {
+          t.rows_dropped_unrenderable++;
+          return null;
+        }
+        return { ...row, prompt_tokens: null, chosen_tokens: null, rejected_tokens: null };
+      case 'too-long':
+        t.rows_counted++;
+        t.rows_dropped_too_long++;
+        return null;
+      case 'counted': {
+        t.rows_counted++;
+        this.lengths.add(r.tokens);
+        if (max === null) return withTokens(row, r.tokens);
+        t.rows_fitting++;
+        if (!this.options.window) return withTokens(row, r.tokens);
+        const prompt = dropGroups(row.prompt, promptGroups(row.prompt), r.groupsDropped);
+        const dropped = row.prompt.length - prompt.length;
+        if (dropped > 0) {
+          t.rows_windowed++;
+          t.prompt_messages_dropped += dropped;
+        }
+        return withTokens(withDropped({ ...row, prompt }, dropped + (row.prompt_messages_dropped ?? 0)), r.tokens);
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.pool?.close();
+  }
 
   /** The row to write (with token counts), or null when --max-length drops it. */
   apply<R extends TokenRow & { prompt_messages_dropped?: number; tools?: unknown }>(row: R): WithTokens<R> | null {
     const t = this.tallies;
     const max = this.options.maxLength;
+    if (!this.counter) throw new Error('MineTokens: no counter on this thread');
     try {
       if (max === null) {
         const tokens = this.counter.count(row);
