@@ -229,3 +229,26 @@ describe('token-length statistics', () => {
     expect(j.summary.chosen).toEqual({ mean: 6, p50: 5, p95: 7, p99: 7, max: 7 });
   });
 });
+
+describe('OrderedQueue', () => {
+  it('writes results in push order whatever order they finish in, waiting only at the limit', async () => {
+    const { OrderedQueue } = await import('../src/tokens/ordered.js');
+    const q = new OrderedQueue<number>(3);
+    const out: number[] = [];
+    const resolvers: ((v: number) => void)[] = [];
+    const pushes: Promise<void>[] = [];
+    for (let i = 0; i < 2; i++) pushes.push(q.push(new Promise<number>((r) => resolvers.push(r)), async (v) => void out.push(v)));
+    await Promise.all(pushes); // below the limit: push returns without waiting
+    expect(out).toEqual([]);
+    resolvers[1]!(11);
+    const third = q.push(Promise.resolve(12), async (v) => void out.push(v)); // at the limit: waits for the oldest
+    resolvers[0]!(10);
+    await third;
+    expect(out).toEqual([10]);
+    await q.drain();
+    expect(out).toEqual([10, 11, 12]);
+    const failing = new OrderedQueue<number>(10);
+    await failing.push(Promise.reject(new Error('boom')), async () => undefined);
+    await expect(failing.drain()).rejects.toThrow('boom');
+  });
+});
