@@ -1,5 +1,5 @@
 // Library entry: the contract's pure stages and both pipelines.
-export { mineRows, type InputRow, type MineResult } from './engine/mine-rows.js';
+export { mineRows, mineSourceRows, type InputRow, type MineResult } from './engine/mine-rows.js';
 export { normaliseTrajectory } from './contract/normalise.js';
 export { minePairs, type MineRequest, type MinedPair, type MineSummary } from './engine/mine-pairs.js';
 export { norm, normaliseMessage, normaliseToolCall } from './contract/normalise.js';
@@ -20,3 +20,7 @@ export { labelTurns, collapseRuns, behaviorSequence } from './shapes/behavior.js
 export { continuation, groupRows } from './shapes/continuation.js';
 export { toTrlRow, cleanTools } from './shapes/trl.js';
 export { windowPrompt } from './shapes/window.js';
+export { buildTree, treePairs, nodeValue, DEFAULT_TREE_OPTIONS, TREE_COUNTER_NAMES, type TreeAttempt, type TreeOptions, type TreeCounters, type TreeFields } from './pairing/tree.js';
+export { admitExitStatus, type ExitStatusFilter } from './pairing/exit-status.js';
+export { ktoRows, KtoDeduper, type KtoRow } from './shapes/kto.js';
+export type { MineRowsExtra } from './engine/mine-rows.js';

@@ -217,7 +217,7 @@ describe('bad input: one line, the file, a documented exit code', () => {
     expectCleanError(
       await mine(['--parquet', F['missing-columns.parquet']!]),
       EXIT.schema,
-      /missing-columns\.parquet: missing required columns resolved, trajectory \(found: trajectory_id, instance_id, repo, tools, model_patch, exit_status, gen_tests_correct, pred_passes_gen_tests\)$/,
+      /missing-columns\.parquet: missing required columns resolved, trajectory \(found: trajectory_id, instance_id, repo, tools, model_patch, exit_status, gen_tests_correct, pred_passes_gen_tests\); map other columns with --id-column, --instance-column or --instance-from-id, --messages-column, --resolved-column, or name the corpus with --source \(nebius-openhands, swe-agent, swe-smith, coderforge, open-swe-traces, swe-gym, text-actions\)$/,
     );
     expectCleanError(await mine(['--jsonl', F['missing-key.jsonl']!]), EXIT.schema, /missing-key\.jsonl:1: missing required column resolved \(found: trajectory_id, instance_id, repo, trajectory, /);
   }, 60_000);

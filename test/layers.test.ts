@@ -16,13 +16,15 @@ const BELOW_CONTRACT = ['contract', ...BASE];
 /** unit -> the units it may import from (its own folder is always allowed). */
 const ALLOWED: Record<string, readonly string[]> = {
   cli: ['commands', 'io', ...BELOW_CONTRACT],
-  index: ['engine', 'shapes', 'sources', 'io', ...BELOW_CONTRACT],
-  commands: ['view', 'dataset', 'tokens', 'engine', 'shapes', 'sources', 'io', 'parquet', ...BELOW_CONTRACT],
-  view: ['tokens', 'shapes', 'sources', 'io', ...BELOW_CONTRACT],
-  dataset: ['tokens', 'engine', 'shapes', 'sources', 'io', ...BELOW_CONTRACT],
+  index: ['engine', 'pairing', 'shapes', 'sources', 'io', ...BELOW_CONTRACT],
+  commands: ['view', 'dataset', 'tokens', 'engine', 'pairing', 'shapes', 'sources', 'io', 'parquet', ...BELOW_CONTRACT],
+  view: ['tokens', 'pairing', 'shapes', 'sources', 'io', ...BELOW_CONTRACT],
+  dataset: ['tokens', 'engine', 'pairing', 'shapes', 'sources', 'io', ...BELOW_CONTRACT],
   // Tokenizer loading, token counts of rendered rows, token-based windowing (@huggingface/tokenizers).
   tokens: ['shapes', 'sources', 'io', ...BELOW_CONTRACT],
-  engine: ['shapes', 'sources', 'io', 'parquet', ...BELOW_CONTRACT],
+  engine: ['pairing', 'shapes', 'sources', 'io', 'parquet', ...BELOW_CONTRACT],
+  // Pairings beyond the contract's walk (the tree pairing, failure-cause filters): pure, like the contract.
+  pairing: BELOW_CONTRACT,
   shapes: ['sources', 'io', ...BELOW_CONTRACT],
   sources: ['io', ...BELOW_CONTRACT],
   io: BELOW_CONTRACT,
@@ -79,7 +81,7 @@ function violations(files: Record<string, string>, allowed: Record<string, reado
 }
 
 /** Packages the pure units may use (node:crypto: hashes are part of the rules). */
-const PURE = ['contract', 'errors', 'types'];
+const PURE = ['contract', 'pairing', 'errors', 'types'];
 const PURE_EXTERNAL = /^(node:crypto|fast-json-stable-stringify|string-similarity)$/;
 
 /** Non-relative imports of a pure unit that are not on the list (files, threads, processes, the CLI). */

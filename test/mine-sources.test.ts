@@ -313,7 +313,7 @@ describe('schema and option errors', () => {
   }, TIMEOUT);
 
   it.each([
-    [['--schema', 'swe-agent'], /argument 'swe-agent' is invalid/],
+    [['--schema', 'sweagent'], /argument 'sweagent' is invalid/],
     [['--unit', 'groups'], /--unit groups needs --continuation trajectory/],
     [['--max-continuation-messages', '4'], /--max-continuation-messages needs --continuation trajectory/],
     [['--continuation', 'trajectory', '--shape', 'trl'], /not available with --shape trl/],

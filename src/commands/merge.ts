@@ -17,6 +17,8 @@ import { JsonlSink } from '../io/jsonl-writer.js';
 import type { RowSink } from '../io/sink.js';
 import { readPairsFile } from './check-template.js';
 import { statsDocument, writeJsonAtomic } from './mine.js';
+import { mergeKtoStats, mergeTreeStats, type KtoStats, type TreeStats } from './merge-tree.js';
+import { formatTreeCounters } from './mine-pairing.js';
 
 interface PartStats {
   path: string;
@@ -84,6 +86,8 @@ export function checkCompatible(parts: PartStats[]): number {
   same('partition count', (d) => d.partition!.count);
   for (const n of ROW_LEVEL_COUNTERS) same(`row-level counter ${n}`, (d) => d.counters[n]);
   same('index-pass bad_rows', (d) => d.row_level.bad_rows_index_pass);
+  // The exit-status filters act on rows before partitioning: every part counts the same.
+  same('exit-status filter counts', (d) => (d as { exit_status_filter?: unknown }).exit_status_filter ?? null);
   const count = first.doc.partition!.count;
   const seen = new Map<number, string>();
   for (const p of parts) {
@@ -157,8 +161,13 @@ function parquetCursor(path: string, plain: boolean): PartCursor {
 
 /** The output layout recorded in a partition's stats (shape, trl arguments, prompt window). */
 export function layoutOf(doc: PartStats['doc']): OutputLayout {
-  const opts = doc.options as { arguments?: 'object' | 'string'; prompt_window?: number };
-  return { shape: doc.shape === 'trl' ? 'trl' : 'published', arguments: opts.arguments ?? 'object', windowed: opts.prompt_window !== undefined };
+  const opts = doc.options as { arguments?: 'object' | 'string'; prompt_window?: number; pairing?: string };
+  return {
+    shape: doc.shape === 'trl' || doc.shape === 'kto' ? doc.shape : 'published',
+    arguments: opts.arguments ?? 'object',
+    windowed: opts.prompt_window !== undefined,
+    ...(opts.pairing === 'tree' ? { tree: true } : {}),
+  };
 }
 
 export async function mergeParts(
@@ -241,11 +250,16 @@ Example:
       const count = checkCompatible(stats);
       if (parts.length !== count) throw new UserError(`expected ${count} part files (one per partition), got ${parts.length}`, ExitCode.usage);
       const counters = mergeCounters(stats);
+      // --pairing tree: its funnel adds up across parts (identity asserted); rows are its pairs.
+      const tree: TreeStats | null = mergeTreeStats(stats.map((p) => p.doc as { tree?: TreeStats }));
+      // --shape kto: rows are the KTO rows (two per pair, repeats dropped), summed over the parts.
+      const kto = mergeKtoStats(stats.map((p) => p.doc as { kto?: KtoStats }));
+      const emitted = kto ? kto.rows : tree ? tree.counters.pairs_emitted : counters.pairs_emitted;
       outputFormat(o.out);
       if (o.out !== '-') checkOutputPath(o.out, o.force);
       if (o.statsOut) checkOutputPath(o.statsOut, o.force, 'stats');
       const layout = layoutOf(stats[0]!.doc);
-      const plain = layout.shape === 'published' && !layout.windowed;
+      const plain = layout.shape === 'published' && !layout.windowed && !layout.tree;
       if (!plain && outputFormat(o.out) === 'jsonl' && parts.some((p) => pairsFormat(p) === 'parquet')) {
         // Parquet rows of these layouts carry every struct field; JSONL ones only the role's fields.
         throw new UserError(`${o.out}: merging ${layout.shape}${layout.windowed ? ' windowed' : ''} parquet parts into JSONL is not supported; merge into .parquet, or mine JSONL parts`, ExitCode.usage);
@@ -255,8 +269,8 @@ Example:
       let rows: number;
       try {
         rows = await mergeParts(parts, count, sink, raw, plain);
-        if (rows !== counters.pairs_emitted) {
-          throw new UserError(`the parts hold ${rows} rows but their stats say ${counters.pairs_emitted}; a part file is missing, extra or from another run`, ExitCode.usage);
+        if (rows !== emitted) {
+          throw new UserError(`the parts hold ${rows} rows but their stats say ${emitted}; a part file is missing, extra or from another run`, ExitCode.usage);
         }
         await sink.close();
       } catch (e) {
@@ -266,15 +280,16 @@ Example:
       const first = stats[0]!.doc;
       // The merged run is a whole run: it compares with the published one like a single `mine` does.
       const opt = first.options;
-      const published = comparePublished(counters, { files: first.inputs, rows: counters.trajectories_read }, usesDefaultOptions({
+      const published = tree || (first as { exit_status_filter?: unknown }).exit_status_filter ? null : comparePublished(counters, { files: first.inputs, rows: counters.trajectories_read }, usesDefaultOptions({
         maxPerSide: opt.max_per_side, maxPairsPerInstance: opt.max_pairs_per_instance, minSimilaritySkip: opt.min_similarity_skip,
         seed: opt.seed, reasoningKeys: opt.reasoning_keys, skipBadRows: opt.skip_bad_rows,
       }));
       if (o.statsOut) {
-        writeJsonAtomic(o.statsOut, { ...first, counters, partition: null, row_level: first.row_level, merged_from: stats.length, ...(published ? { published_comparison: published } : {}) });
+        writeJsonAtomic(o.statsOut, { ...first, counters, partition: null, row_level: first.row_level, merged_from: stats.length, ...(tree ? { tree } : {}), ...(kto ? { kto } : {}), ...(published ? { published_comparison: published } : {}) });
       }
       if (!o.quiet) {
-        process.stderr.write(formatCounters(counters, published ? PUBLISHED_COUNTERS : undefined));
+        if (tree) process.stderr.write(formatTreeCounters(counters, { counters: tree.counters, gaps: tree.value_gap_histogram.map((b) => b.pairs) }));
+        else process.stderr.write(formatCounters(counters, published ? PUBLISHED_COUNTERS : undefined));
         if (published) process.stderr.write(publishedVerdict(published));
       }
     });

@@ -11,8 +11,10 @@ import { resolveInputs, type InputFile } from '../io/inputs.js';
 import type { Sharding } from '../dataset/folder-output.js';
 import { parseByteSize, parseSplitSpecs, type SplitBy, type SplitSpec } from '../dataset/split.js';
 import type { ArgumentsMode } from '../shapes/trl.js';
-import { SCHEMAS, type SchemaName, type SchemaOverrides } from '../sources/schema.js';
+import { SCHEMAS, SOURCE_NAMES, SOURCES, instancePattern, type SchemaName, type SchemaOverrides, type SourceName } from '../sources/schema.js';
 import { checkOutputPath } from '../io/atomic.js';
+import { DEFAULT_TREE_OPTIONS, type TreeOptions } from '../pairing/tree.js';
+import type { ExitStatusFilter } from '../pairing/exit-status.js';
 
 export function intArg(min: number) {
   return (v: string): number => {
@@ -27,6 +29,19 @@ function fractionArg(v: string): number {
   const n = Number(v);
   if (v.trim() === '' || !Number.isFinite(n) || n < 0 || n > 1) throw new InvalidArgumentError(`expected a number from 0 to 1, got "${v}"`);
   return n;
+}
+
+/** A value gap: above 0 (a gap of 0 is no preference) and at most 1. */
+function gapArg(v: string): number {
+  const n = Number(v);
+  if (v.trim() === '' || !Number.isFinite(n) || n <= 0 || n > 1) throw new InvalidArgumentError(`expected a number above 0 and at most 1, got "${v}"`);
+  return n;
+}
+
+function statusListArg(v: string): string[] {
+  const list = v.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  if (list.length === 0) throw new InvalidArgumentError(`expected a comma-separated list of exit statuses such as submit, got "${v}"`);
+  return list;
 }
 
 function listArg(v: string): string[] {
@@ -61,7 +76,7 @@ export interface MineCliOptions {
   force: boolean;
   partition?: Partition;
   /** Training output: see src/shapes/ and src/dataset/. */
-  shape?: 'published' | 'trl' | 'sft';
+  shape?: 'published' | 'trl' | 'sft' | 'kto';
   arguments?: ArgumentsMode;
   promptWindow?: number | 'auto';
   split?: string[];
@@ -77,6 +92,9 @@ export interface MineCliOptions {
   instanceColumn?: string;
   messagesColumn?: string;
   resolvedColumn?: string;
+  source?: SourceName;
+  instanceFromId?: string;
+  pairWithin?: string[];
   continuation?: 'action' | 'trajectory';
   maxContinuationMessages?: number;
   unit?: 'pairs' | 'groups';
@@ -85,6 +103,14 @@ export interface MineCliOptions {
   tokenizer?: string;
   template?: string;
   maxLength?: number;
+  /** Pairing beyond the contract's walk (src/pairing/, docs/tree-pairing.md). */
+  pairing?: 'contract' | 'tree';
+  minValueGap?: number;
+  minSupport?: number;
+  maxPairsPerNode?: number;
+  rejectedExitStatus?: string[];
+  excludeExitStatus?: string[];
+  ktoThreshold?: number;
 }
 
 /** `--prompt-window`: a number of messages, or `auto` (fit --max-length by tokens). */
@@ -126,6 +152,18 @@ export function mineCommand(program: Command): Command {
         .default('js'),
     )
     .option('--partition <i/N>', 'only instances with uint64(SHA-256(instance_id)[0..8]) mod N = i; combine parts with `merge`', parsePartition)
+    .optionsGroup('Pairing (docs/tree-pairing.md):')
+    .addOption(
+      new Option('--pairing <pairing>', "contract: the contract's sampled lockstep walk; tree: a prefix tree over every labelled attempt of an instance, pairs between branches whose values (resolved share) differ")
+        .choices(['contract', 'tree'])
+        .default('contract'),
+    )
+    .option('--min-value-gap <x>', `tree: least difference of the two branches' values (default ${DEFAULT_TREE_OPTIONS.minValueGap})`, gapArg)
+    .option('--min-support <n>', `tree: least attempts through each branch (default ${DEFAULT_TREE_OPTIONS.minSupport})`, intArg(1))
+    .option('--max-pairs-per-node <n>', `tree: rows kept per branch node (default ${DEFAULT_TREE_OPTIONS.maxPairsPerNode}); --max-pairs-per-instance still applies`, intArg(1))
+    .option('--rejected-exit-status <list>', 'only failed attempts with one of these exit_status values take part, e.g. submit (attempts that ran out of iterations or errored are left out)', statusListArg)
+    .option('--exclude-exit-status <list>', 'leave out attempts (either label) with one of these exit_status values, e.g. error', statusListArg)
+    .option('--kto-threshold <x>', 'shape kto with --pairing tree: a branch is desirable when its value is above this (default 0.5)', fractionArg)
     .optionsGroup('Input layout:')
     .addOption(
       new Option('--schema <schema>', 'input layout: openhands, open-swe-traces or text-actions (default: detected from the columns and the first row)').choices([
@@ -136,8 +174,20 @@ export function mineCommand(program: Command): Command {
     .option('--instance-column <name>', 'instance column (grouping key)')
     .option('--messages-column <name>', 'messages column (a list of messages, or JSON text of one)')
     .option('--resolved-column <name>', 'label column (1/true resolved, 0/false failed, anything else unlabelled)')
+    .addOption(
+      new Option(
+        '--source <name>',
+        `a known corpus, instead of detection: ${SOURCE_NAMES.map((n) => `${n} (${SOURCES[n].corpus})`).join(', ')}; the column options above still win`,
+      ).choices([...SOURCE_NAMES]),
+    )
+    .option('--instance-from-id <regex>', 'the instance is the first group of this regular expression on the trajectory id (coderforge: ^(.+)_run\\d+$)')
+    .option('--pair-within <col[,col]>', 'pair only attempts that also share these columns (a.b reaches into a struct), e.g. a scaffold or model column', listArg)
     .optionsGroup('Training output:')
-    .addOption(new Option('--shape <shape>', 'published (the contract), trl (TRL DPOTrainer) or sft (prompt/completion of the resolved side)').choices(['published', 'trl', 'sft']).default('published'))
+    .addOption(
+      new Option('--shape <shape>', 'published (the contract), trl (TRL DPOTrainer), sft (prompt/completion of the resolved side) or kto (TRL KTOTrainer: prompt/completion/label rows)')
+        .choices(['published', 'trl', 'sft', 'kto'])
+        .default('published'),
+    )
     .addOption(
       new Option('--continuation <mode>', 'action: one message per side (the contract); trajectory: each side from the divergence to its end, with loss flags')
         .choices(['action', 'trajectory'])
@@ -171,6 +221,10 @@ Examples:
   $ divergence-mine mine --jsonl swe-smith.jsonl --schema text-actions --shape sft --out sft.jsonl
   $ divergence-mine mine --parquet trajectories.parquet --shape trl --tokenizer qwen3 \\
         --max-length 32768 --prompt-window auto --out pairs.jsonl --card README.md
+  $ divergence-mine mine --parquet trajectories.parquet --pairing tree --rejected-exit-status submit --out tree.jsonl
+  $ divergence-mine mine --parquet trajectories.parquet --pairing tree --shape kto --out kto.parquet
+  $ divergence-mine mine --parquet 'SWE-agent-trajectories/data/*.parquet' --out pairs.jsonl   # detected: swe-agent
+  $ divergence-mine mine --parquet open-swe-traces/ --pair-within metadata.teacher_model.name --out pairs.jsonl
 
 Exit codes: 0 ok, 2 usage, 3 missing input, 4 not parquet, 5 corrupt input, 6 schema, 7 bad value,
 8 output path, 130/143 interrupted. See README "Errors and exit codes".
@@ -186,6 +240,41 @@ export interface MineSettings {
   plan: TrainPlan;
   options: MiningOptions;
   overrides: SchemaOverrides;
+  /** `--pairing tree` and the exit-status filters (null: the contract's walk, no filter). */
+  pairing: PairingPlan;
+}
+
+export interface PairingPlan {
+  tree: TreeOptions | null;
+  exitStatus: ExitStatusFilter | null;
+  /** `--shape kto` under the tree pairing. */
+  ktoThreshold: number;
+}
+
+/** The pairing options, checked: tree options need --pairing tree, --kto-threshold needs --shape kto. */
+function pairingPlan(o: MineCliOptions): PairingPlan {
+  const tree = o.pairing === 'tree';
+  const treeOnly = (['minValueGap', 'minSupport', 'maxPairsPerNode'] as const).filter((k) => o[k] !== undefined);
+  if (!tree && treeOnly.length > 0) {
+    const flag = { minValueGap: '--min-value-gap', minSupport: '--min-support', maxPairsPerNode: '--max-pairs-per-node' }[treeOnly[0]!];
+    throw new UserError(`${flag} applies to the tree pairing: add --pairing tree`, ExitCode.usage);
+  }
+  if (o.ktoThreshold !== undefined && o.shape !== 'kto') throw new UserError('--kto-threshold applies to --shape kto', ExitCode.usage);
+  if (tree && o.continuation === 'trajectory') throw new UserError('--continuation trajectory is not available with --pairing tree; use --continuation action', ExitCode.usage);
+  const exitStatus = o.rejectedExitStatus || o.excludeExitStatus ? { rejected: o.rejectedExitStatus ?? null, exclude: o.excludeExitStatus ?? null } : null;
+  return {
+    tree: tree
+      ? {
+          minValueGap: o.minValueGap ?? DEFAULT_TREE_OPTIONS.minValueGap,
+          minSupport: o.minSupport ?? DEFAULT_TREE_OPTIONS.minSupport,
+          maxPairsPerNode: o.maxPairsPerNode ?? DEFAULT_TREE_OPTIONS.maxPairsPerNode,
+          minSimilaritySkip: o.minSimilaritySkip,
+          maxPairsPerInstance: o.maxPairsPerInstance,
+        }
+      : null,
+    exitStatus,
+    ktoThreshold: o.ktoThreshold ?? 0.5,
+  };
 }
 
 /** Resolve the inputs and check every option and output path, in this order, before any work starts. */
@@ -215,8 +304,13 @@ export function mineSettings(positional: string[], o: MineCliOptions): MineSetti
     ...(o.instanceColumn !== undefined ? { instanceColumn: o.instanceColumn } : {}),
     ...(o.messagesColumn !== undefined ? { messagesColumn: o.messagesColumn } : {}),
     ...(o.resolvedColumn !== undefined ? { resolvedColumn: o.resolvedColumn } : {}),
+    ...(o.source !== undefined ? { source: o.source } : {}),
+    ...(o.instanceFromId !== undefined ? { instanceFromId: o.instanceFromId } : {}),
+    ...(o.pairWithin !== undefined ? { pairWithin: o.pairWithin } : {}),
   };
-  return { inputs, plan, options, overrides };
+  if (o.instanceFromId !== undefined) instancePattern(o.instanceFromId);
+  if (o.pairWithin !== undefined && o.pairWithin.length === 0) throw new UserError('--pair-within: no column named', ExitCode.usage);
+  return { inputs, plan, options, overrides, pairing: pairingPlan(o) };
 }
 
 /** The training-output part of the command line, checked before any work starts. */
@@ -251,6 +345,8 @@ function trainPlan(o: MineCliOptions): TrainPlan {
   if (groups && !trajectory) throw new UserError('--unit groups needs --continuation trajectory (groups are cut from the continuations)', ExitCode.usage);
   if (groups && shape !== 'published') throw new UserError(`--unit groups is a preference layout: use it with --shape published, not ${shape}`, ExitCode.usage);
   if (trajectory && shape === 'trl') throw new UserError('--continuation trajectory is not available with --shape trl yet; use --shape published or sft', ExitCode.usage);
+  if (trajectory && shape === 'kto') throw new UserError('--continuation trajectory is not available with --shape kto; KTO rows hold the action at the divergence', ExitCode.usage);
+  if (shape === 'kto' && o.card) throw new UserError('--card describes published and trl rows only; leave out --card with --shape kto', ExitCode.usage);
   const beyondContractRow = shape === 'sft' || trajectory || Boolean(o.behavior);
   // The card and `merge` know only the contract's and the trl row layouts.
   if (beyondContractRow && o.card) throw new UserError('--card describes published and trl rows only; leave out --card with --shape sft, --continuation trajectory or --behavior', ExitCode.usage);
@@ -279,6 +375,7 @@ function trainPlan(o: MineCliOptions): TrainPlan {
       shape,
       arguments: o.arguments ?? 'object',
       windowed: o.promptWindow !== undefined && shape !== 'sft',
+      ...(o.pairing === 'tree' ? { tree: true } : {}),
       // Only set when used: the default layout object stays exactly the contract's.
       ...(trajectory ? { continuation: true } : {}),
       ...(behavior ? { behavior: true } : {}),

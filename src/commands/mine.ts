@@ -22,6 +22,7 @@ import { behaviorSequence } from '../shapes/behavior.js';
 import { preferenceRows, behaviorFields, type RowPlan } from '../shapes/rows.js';
 import { SftDeduper } from '../shapes/sft.js';
 import { describeDetection, type Detection } from '../sources/schema.js';
+import { TEXT_ACTION_SCHEMES, signatureSchemeOf } from '../sources/text-actions.js';
 import type { PairRow } from '../types.js';
 import { commitTemp, makeParentFolders, removeEmptyFolders, tempPathFor, trackTemp } from '../io/atomic.js';
 import { BrokenPipe, JsonlSink } from '../io/jsonl-writer.js';
@@ -33,10 +34,12 @@ import { OrderedQueue } from '../tokens/ordered.js';
 import { BUNDLED_TOKENIZERS } from '../tokens/load.js';
 import { BUILTIN_TEMPLATE_NAME } from '../tokens/builtin-template.js';
 import { tokenSetup } from './token-options.js';
+import { KtoDeduper, ktoRows } from '../shapes/kto.js';
+import { formatExitStatus, formatTreeCounters, pairingStats } from './mine-pairing.js';
 
 /** Training-output settings recorded in the stats file (only those that differ from the contract's output). */
 export interface TrainRunInfo {
-  shape: 'published' | 'trl' | 'sft';
+  shape: 'published' | 'trl' | 'sft' | 'kto';
   arguments?: ArgumentsMode;
   promptWindow?: number | 'auto';
   split?: { by: SplitBy; specs: SplitSpec[] } | null;
@@ -47,6 +50,8 @@ export interface TrainRunInfo {
   tokens?: ReturnType<MineTokens['toJSON']> | null;
   /** Source and shape settings, recorded only when they differ from the contract's defaults (see sourceShapeStats). */
   sourceShape?: { options: Record<string, unknown>; extra: Record<string, unknown> };
+  /** `--pairing tree`, the exit-status filters and kto rows (mine-pairing.ts), recorded only when used. */
+  pairing?: { options: Record<string, unknown>; extra: Record<string, unknown> };
 }
 
 /** The stats file: counters plus everything `merge` checks before combining partitions. */
@@ -65,6 +70,7 @@ export function statsDocument(
     ...(t?.split ? { split: t.split.specs.map((s) => `${s.name}=${s.fraction}`), split_by: t.split.by } : {}),
     ...(t?.sourceShape?.options ?? {}),
     ...(t?.tokens ? { tokenizer: t.tokens.tokenizer, template: t.tokens.template, max_length: t.tokens.max_length } : {}),
+    ...(t?.pairing?.options ?? {}),
   };
   const extra = {
     ...(t?.splitCounts ? { splits: t.splitCounts } : {}),
@@ -72,6 +78,7 @@ export function statsDocument(
     ...(t?.wrappedArguments ? { trl: { wrapped_arguments: t.wrappedArguments } } : {}),
     ...(t?.sourceShape?.extra ?? {}),
     ...(t?.tokens ? { tokens: t.tokens } : {}),
+    ...(t?.pairing?.extra ?? {}),
     ...(run.published ? { published_comparison: run.published } : {}),
   };
   return {
@@ -135,7 +142,7 @@ function humanBytes(n: number): string {
 
 /** `recognise` tells the published run's input (docs/mining-contract.md §7.3); tests inject their own. */
 export async function runMine(positional: string[], o: MineCliOptions, recognise: RecognisePublished = isPublishedInput): Promise<void> {
-  const { inputs, plan, options, overrides } = mineSettings(positional, o);
+  const { inputs, plan, options, overrides, pairing } = mineSettings(positional, o);
   const { layout } = plan;
   const splitNames = ['train', ...plan.specs.map((s) => s.name)];
   const progress = o.quiet ? silentProgress : new StderrProgress();
@@ -175,9 +182,10 @@ export async function runMine(positional: string[], o: MineCliOptions, recognise
     continuation: Boolean(layout.continuation),
     groups: Boolean(layout.groups),
     behavior: Boolean(layout.behavior),
-    labels: { textActions: detection?.schema === 'text-actions' },
+    labels: textActionLabels(detection),
   });
   const sftDedup = layout.shape === 'sft' ? new SftDeduper() : null;
+  const ktoDedup = layout.shape === 'kto' ? new KtoDeduper() : null;
   let groupRowCount = 0;
   // `card` is what the card statistics see: the written row, or for issue-7 rows (which --card
   // refuses) the pair row, which is enough for the split counts.
@@ -189,6 +197,15 @@ export async function runMine(positional: string[], o: MineCliOptions, recognise
   };
   const onPair = async (p: MinedPair): Promise<void> => {
     let row: PairRow & { prompt_messages_dropped?: number } = p.row;
+    if (ktoDedup) {
+      if (messageWindow !== undefined) row = windowRow(row, messageWindow);
+      const sides = ktoRows(row, p.tree, { arguments: layout.arguments, toolsJson: toolsCol(p.tools), threshold: pairing.ktoThreshold, tally });
+      for (let k = 0; k < 2; k++) {
+        const r = ktoDedup.add(sides[k]!, p.branches?.[k]);
+        if (r) await emit(r, row, row);
+      }
+      return;
+    }
     if (sftDedup) {
       // The resolved side only; --prompt-window shortens the prompt as in the other shapes.
       if (messageWindow !== undefined) row = windowRow(row, messageWindow);
@@ -201,7 +218,8 @@ export async function runMine(positional: string[], o: MineCliOptions, recognise
     }
     if (messageWindow !== undefined) row = windowRow(row, messageWindow);
     if (trl) {
-      const t = toTrlRow(row, { tools: null, toolsJson: toolsCol(p.tools), arguments: layout.arguments, tally });
+      const t0 = toTrlRow(row, { tools: null, toolsJson: toolsCol(p.tools), arguments: layout.arguments, tally });
+      const t = p.tree ? { ...t0, ...p.tree } : t0;
       const behavior = layout.behavior ? behaviorFields(p.row.prompt, p.row.chosen, p.row.rejected, rowPlan()) : null;
       if (tokens && tokenQueue) {
         // Counted in the background, written in order; null: dropped by --max-length (counted in the tallies).
@@ -215,10 +233,10 @@ export async function runMine(positional: string[], o: MineCliOptions, recognise
       return;
     }
     if (!layout.behavior && !layout.continuation) {
-      await emit(row, row, row); // the contract's row, untouched
+      await emit(p.tree ? { ...row, ...p.tree } : row, row, row); // the contract's row, untouched (tree: its fields appended)
       return;
     }
-    const rows = preferenceRows(row, p.row.prompt, p.continuation, rowPlan());
+    const rows = preferenceRows(p.tree ? { ...row, ...p.tree } : row, p.row.prompt, p.continuation, rowPlan());
     if (layout.groups) groupRowCount += rows.length;
     for (const r of rows) await emit(r, row, row);
   };
@@ -238,7 +256,9 @@ export async function runMine(positional: string[], o: MineCliOptions, recognise
         engine: o.engine,
         progress,
         partition: o.partition ?? null,
-        withTools: trl,
+        withTools: trl || layout.shape === 'kto',
+        ...(pairing.tree ? { tree: pairing.tree } : {}),
+        ...(pairing.exitStatus ? { exitStatus: pairing.exitStatus } : {}),
         overrides,
         onSchema,
         continuation: layout.continuation ? 'trajectory' : 'action',
@@ -280,10 +300,12 @@ export async function runMine(positional: string[], o: MineCliOptions, recognise
     wrappedArguments: tally.wrapped_arguments,
     sourceShape: sourceShapeStats(summary.detection, o, layout, { groupRows: groupRowCount, sft: sftDedup }),
     tokens: tokens ? tokens.toJSON() : null,
+    pairing: pairingStats(pairing, layout.shape === 'kto', summary, ktoDedup),
   };
   if (tokens) for (const w of tokens.warnings) process.stderr.write(`divergence-mine: warning: ${w}\n`);
   // A partition holds only some instances: only a whole run compares with the published one.
-  const published = o.partition ? null : comparePublished(summary.counters, { files: inputs, rows: summary.counters.trajectories_read }, usesDefaultOptions(options), recognise);
+  // The published run is the contract's walk without filters: other pairings never compare with it.
+  const published = o.partition || pairing.tree || pairing.exitStatus ? null : comparePublished(summary.counters, { files: inputs, rows: summary.counters.trajectories_read }, usesDefaultOptions(options), recognise);
   if (o.stats) {
     const run = { partition: o.partition ?? null, badRowsIndexPass: summary.badRowsIndexPass, fingerprint: fingerprintInputs(inputs), train, engineFallback: summary.engineFallback, published };
     writeJsonAtomic(o.stats, statsDocument(summary.counters, options, inputs, run));
@@ -301,6 +323,9 @@ export async function runMine(positional: string[], o: MineCliOptions, recognise
       split: plan.specs.length > 0 ? { by: plan.splitBy, specs: plan.specs } : null,
       generator: `divergence-mine ${VERSION}`,
       tokens: train.tokens ?? null,
+      ...(pairing.tree && summary.tree
+        ? { tree: { counters: summary.tree.counters, gaps: summary.tree.gaps, minValueGap: pairing.tree.minValueGap, minSupport: pairing.tree.minSupport, maxPairsPerNode: pairing.tree.maxPairsPerNode } }
+        : {}),
     });
     makeParentFolders(o.card);
     const tmp = tempPathFor(o.card);
@@ -309,7 +334,10 @@ export async function runMine(positional: string[], o: MineCliOptions, recognise
     commitTemp(tmp, o.card);
   }
   if (!o.quiet) {
-    process.stderr.write(formatCounters(summary.counters, published ? PUBLISHED_COUNTERS : undefined));
+    if (pairing.tree) process.stderr.write(formatTreeCounters(summary.counters, summary.tree!));
+    else process.stderr.write(formatCounters(summary.counters, published ? PUBLISHED_COUNTERS : undefined));
+    if (summary.exitStatus) process.stderr.write(formatExitStatus(summary.exitStatus));
+    if (ktoDedup) process.stderr.write(`kto rows ${ktoDedup.emitted} (${ktoDedup.desirable} desirable, ${ktoDedup.undesirable} undesirable), ${ktoDedup.duplicates} repeats dropped\n`);
     if (published) process.stderr.write(publishedVerdict(published));
     process.stderr.write(fallbackLine(summary.engineFallback));
     if (tokens) process.stderr.write(tokens.summaryLines().join('\n') + '\n');
@@ -320,9 +348,15 @@ export async function runMine(positional: string[], o: MineCliOptions, recognise
 }
 
 /** The upstream layout: a run on it without source or shape options writes exactly the stats it always did. */
+/** Behaviour labels read text actions as the source signs them (sources/text-actions.ts schemes). */
+function textActionLabels(d: Detection | null): RowPlan['labels'] {
+  const scheme = d ? signatureSchemeOf(d.schema) : 'contract';
+  return scheme === 'contract' ? { textActions: false } : { textActions: true, ...TEXT_ACTION_SCHEMES[scheme] };
+}
+
 function isUpstream(d: Detection): boolean {
   const m = d.mapping;
-  return d.schema === 'openhands' && m.id === 'trajectory_id' && m.instance === 'instance_id' && m.messages === 'trajectory' && m.resolved === 'resolved';
+  return d.schema === 'openhands' && m.id === 'trajectory_id' && m.instance === 'instance_id' && m.messages === 'trajectory' && m.resolved === 'resolved' && !m.pairWithin?.length;
 }
 
 /** Issue-7 options (in `options`, so merge compares them) and outputs (outside `counters`). */
@@ -330,7 +364,12 @@ function sourceShapeStats(d: Detection, o: MineCliOptions, layout: OutputLayout,
   const m = d.mapping;
   const options: Record<string, unknown> = {
     ...(!isUpstream(d)
-      ? { schema: d.schema, columns: { id: m.id, instance: m.instance, messages: m.messages, resolved: m.resolved, tools: m.tools, repo: m.repo } }
+      ? {
+          schema: d.schema,
+          columns: { id: m.id, instance: m.instance, messages: m.messages, resolved: m.resolved, tools: m.tools, repo: m.repo },
+          ...(m.instanceFromId != null ? { instance_from_id: m.instanceFromId } : {}),
+          ...(m.pairWithin && m.pairWithin.length > 0 ? { pair_within: m.pairWithin.map((p) => p.name) } : {}),
+        }
       : {}),
     ...(layout.continuation ? { continuation: 'trajectory' } : {}),
     ...(o.maxContinuationMessages !== undefined ? { max_continuation_messages: o.maxContinuationMessages } : {}),

@@ -8,6 +8,11 @@ export interface SelectOptions {
   seed: string;
   maxPerSide: number;
   skipBadRows: boolean;
+  /**
+   * Options beyond the contract (e.g. the exit-status filters, src/pairing/exit-status.ts): a labelled
+   * row that passed the row checks (§1.3) and is refused here takes no further part; the caller counts it.
+   */
+  admit?: (rec: IndexRecord<unknown>, label: 'resolved' | 'failed') => boolean;
 }
 
 /** One row as the first pass sees it. `loc` tells the second pass where to find the trajectory. */
@@ -17,6 +22,14 @@ export interface IndexRecord<L> {
   repo: unknown;
   resolved: unknown;
   loc: L;
+  /** A value only `admit` reads (e.g. the row's exit_status). */
+  extra?: unknown;
+  /**
+   * `--pair-within` (docs/mining-contract.md §10.8): the row's group within its instance. Rows of
+   * one instance with different groups are never paired: sampling, the walk, the cap and the
+   * exact-duplicate scope work on (instance, group) as they do on the instance without it.
+   */
+  group?: string;
 }
 
 export interface Selected<L> {
@@ -29,6 +42,8 @@ export interface Selected<L> {
 
 export interface SelectedInstance<L> {
   instanceId: string;
+  /** The `--pair-within` group (absent without the option). */
+  group?: string;
   /** Rank order, at most maxPerSide each. */
   resolved: Selected<L>[];
   failed: Selected<L>[];
@@ -46,7 +61,7 @@ function requiredString(v: unknown): string | null {
 
 export class Indexer<L> {
   private readonly seen = new Set<string>();
-  private readonly groups = new Map<string, { instanceId: string; resolved: Selected<L>[]; failed: Selected<L>[] }>();
+  private readonly groups = new Map<string, { instanceId: string; group?: string; resolved: Selected<L>[]; failed: Selected<L>[] }>();
   /** One string per repository: rows share it (memory per row matters at 4x the real file). */
   private readonly repos = new Map<string, string>();
   readonly counters: Counters = emptyCounters();
@@ -78,8 +93,10 @@ export class Indexer<L> {
       this.counters.unlabelled++;
       return;
     }
-    let g = this.groups.get(instance);
-    if (!g) this.groups.set(instance, (g = { instanceId: instance, resolved: [], failed: [] }));
+    if (this.opts.admit && !this.opts.admit(rec, label)) return;
+    const groupKey = rec.group === undefined ? instance : `${instance}\u0000${rec.group}`;
+    let g = this.groups.get(groupKey);
+    if (!g) this.groups.set(groupKey, (g = rec.group === undefined ? { instanceId: instance, resolved: [], failed: [] } : { instanceId: instance, group: rec.group, resolved: [], failed: [] }));
     let repo = (rec.repo as string | null) ?? null;
     if (repo !== null) {
       const known = this.repos.get(repo);
@@ -95,17 +112,19 @@ export class Indexer<L> {
   finish(keep: (instanceId: string) => boolean = () => true): Selection<L> {
     const c = this.counters;
     const instances: SelectedInstance<L>[] = [];
-    for (const instanceId of [...this.groups.keys()].sort(compareStrings)) {
+    // Instances in §5.0 order; the groups of one instance (--pair-within) by their key.
+    const order = [...this.groups.values()].sort((a, b) => compareStrings(a.instanceId, b.instanceId) || compareStrings(a.group ?? '', b.group ?? ''));
+    for (const g of order) {
+      const instanceId = g.instanceId;
       if (!keep(instanceId)) continue;
       c.instances++;
-      const g = this.groups.get(instanceId)!;
       if (g.resolved.length === 0 || g.failed.length === 0) continue;
       c.eligible_instances++;
       for (const x of [...g.resolved, ...g.failed]) x.rank = rankKey(this.opts.seed, x.trajectoryId);
       const resolved = pickRanked(g.resolved, this.opts.maxPerSide);
       const failed = pickRanked(g.failed, this.opts.maxPerSide);
       c.trajectories_extracted += resolved.length + failed.length;
-      instances.push({ instanceId, resolved, failed });
+      instances.push(g.group === undefined ? { instanceId, resolved, failed } : { instanceId, group: g.group, resolved, failed });
     }
     return { instances, counters: c };
   }

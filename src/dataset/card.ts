@@ -230,7 +230,11 @@ export interface CardInput {
   lengthFlag?: number;
   /** Source dataset id (default nebius/SWE-rebench-openhands-trajectories). */
   sourceDataset?: string;
+  /** `--pairing tree`: its funnel and value gaps (tree-card.ts); `counters` are then the selection counters only. */
+  tree?: CardTree | null;
 }
+
+import { selectionCounters, treeCardSection, type CardTree } from './tree-card.js';
 
 const SOURCE = 'nebius/SWE-rebench-openhands-trajectories';
 
@@ -539,7 +543,11 @@ export function renderCard(input: CardInput): string {
     ].join('\n'),
   );
   parts.push('### Funnel');
-  parts.push(funnel(input.counters));
+  parts.push(funnel(input.tree ? selectionCounters(input.counters) : input.counters));
+  if (input.tree) {
+    parts.push('### Tree pairing funnel');
+    parts.push(treeCardSection(input.tree));
+  }
   parts.push('## Splits');
   parts.push(splitSection(input));
   parts.push('## Schema');

@@ -20,6 +20,7 @@ import {
   type ColumnSpec,
 } from '../io/parquet-writer.js';
 import type { RowSink } from '../io/sink.js';
+import type { KtoRow } from '../shapes/kto.js';
 
 export type OutputFormat = 'jsonl' | 'parquet';
 
@@ -65,7 +66,7 @@ export function trlColumns(args: 'object' | 'string', windowed: boolean): Column
 
 /** What a run writes: the shape, how trl arguments are stored, whether rows carry prompt_messages_dropped. */
 export interface OutputLayout {
-  shape: 'published' | 'trl' | 'sft';
+  shape: 'published' | 'trl' | 'sft' | 'kto';
   arguments: 'object' | 'string';
   windowed: boolean;
   /** chosen/rejected (sft: completion) are continuations, lists of messages with `loss`. */
@@ -76,6 +77,41 @@ export interface OutputLayout {
   groups?: boolean;
   /** `--tokenizer`: trl rows carry prompt_tokens, chosen_tokens, rejected_tokens (after the shape's other columns). */
   tokens?: boolean;
+  /** `--pairing tree`: pair rows carry chosen_value, rejected_value, chosen_support, rejected_support, branch_depth; kto rows value, support, branch_depth. */
+  tree?: boolean;
+}
+
+/** `--pairing tree`: the columns a pair row adds (pairing/tree.ts TreeFields), after the shape's own. */
+const TREE_COLUMNS: ColumnSpec<Loose>[] = [
+  { name: 'chosen_value', type: DOUBLE, value: (r) => r.chosen_value },
+  { name: 'rejected_value', type: DOUBLE, value: (r) => r.rejected_value },
+  { name: 'chosen_support', type: INT64, value: (r) => r.chosen_support },
+  { name: 'rejected_support', type: INT64, value: (r) => r.rejected_support },
+  { name: 'branch_depth', type: INT64, value: (r) => r.branch_depth },
+];
+
+/** `--shape kto` (shapes/kto.ts): the same fields as its JSONL, in the same order. */
+function ktoColumns(layout: OutputLayout): ColumnSpec<KtoRow>[] {
+  const list = trlMessageList(layout.arguments === 'object');
+  return [
+    { name: 'prompt', type: list, value: (r) => r.prompt.map(fullTrlMessage) },
+    { name: 'completion', type: list, value: (r) => r.completion.map(fullTrlMessage) },
+    { name: 'label', type: BOOL, value: (r) => r.label },
+    { name: 'instance_id', type: STRING, value: (r) => r.instance_id },
+    { name: 'repo', type: STRING, value: (r) => r.repo },
+    { name: 'trajectory_id', type: STRING, value: (r) => r.trajectory_id },
+    { name: 'divergence_turn', type: INT64, value: (r) => r.divergence_turn },
+    { name: 'divergence_msg_index', type: INT64, value: (r) => r.divergence_msg_index },
+    ...(layout.tree
+      ? [
+          { name: 'value', type: DOUBLE, value: (r: KtoRow) => r.value },
+          { name: 'support', type: INT64, value: (r: KtoRow) => r.support },
+          { name: 'branch_depth', type: INT64, value: (r: KtoRow) => r.branch_depth },
+        ]
+      : []),
+    ...(layout.windowed ? [DROPPED_COLUMN as ColumnSpec<KtoRow>] : []),
+    { name: 'tools', type: STRING, value: (r) => r.tools },
+  ];
 }
 
 type Loose = Record<string, unknown>;
@@ -125,21 +161,23 @@ const CONTINUATION_SIDES: ColumnSpec<Loose>[] = [
 
 /** True when the layout adds no column to the contract's row (the default output stays exactly the contract's). */
 export function plainLayout(layout: OutputLayout): boolean {
-  return layout.shape !== 'sft' && !layout.continuation && !layout.behavior && !layout.groups;
+  return layout.shape !== 'sft' && layout.shape !== 'kto' && !layout.continuation && !layout.behavior && !layout.groups && !layout.tree;
 }
 
 export const PUBLISHED_LAYOUT: OutputLayout = { shape: 'published', arguments: 'object', windowed: false };
 
 export function columnsFor(layout: OutputLayout): ColumnSpec<unknown>[] {
   if (layout.shape === 'sft') return sftColumns(layout) as ColumnSpec<unknown>[];
+  if (layout.shape === 'kto') return ktoColumns(layout) as ColumnSpec<unknown>[];
   const behavior = layout.behavior ? BEHAVIOR_COLUMNS : [];
   const groups = layout.groups ? GROUP_COLUMNS : [];
+  const tree = layout.tree ? TREE_COLUMNS : [];
   const tokens = layout.tokens ? TOKEN_COLUMNS : [];
-  if (layout.shape === 'trl') return [...trlColumns(layout.arguments, layout.windowed), ...tokens, ...behavior] as ColumnSpec<unknown>[];
+  if (layout.shape === 'trl') return [...trlColumns(layout.arguments, layout.windowed), ...tree, ...tokens, ...behavior] as ColumnSpec<unknown>[];
   const published = layout.continuation
     ? [PUBLISHED_COLUMNS[0]!, ...CONTINUATION_SIDES, ...PUBLISHED_COLUMNS.slice(3)]
     : PUBLISHED_COLUMNS;
-  return [...published, ...(layout.windowed ? [DROPPED_COLUMN as ColumnSpec<PairRow>] : []), ...behavior, ...groups] as ColumnSpec<unknown>[];
+  return [...published, ...(layout.windowed ? [DROPPED_COLUMN as ColumnSpec<PairRow>] : []), ...tree, ...behavior, ...groups] as ColumnSpec<unknown>[];
 }
 
 function approxBytes(r: PairRow): number {
@@ -170,6 +208,10 @@ function approxTrlBytes(r: TrlRow): number {
   return n;
 }
 
+function approxKtoBytes(r: KtoRow): number {
+  return approxTrlBytes({ prompt: r.prompt, chosen: r.completion, rejected: [], tools: r.tools } as unknown as TrlRow);
+}
+
 export function openPublishedSink(path: string): RowSink<PairRow> {
   return outputFormat(path) === 'parquet' ? new ParquetSink<PairRow>(path, PUBLISHED_COLUMNS, approxBytes) : new JsonlSink<PairRow>(path);
 }
@@ -179,7 +221,9 @@ export function openSink(path: string, layout: OutputLayout, format: OutputForma
   if (format === 'jsonl') return new JsonlSink<unknown>(path);
   if (layout.shape === 'published' && !layout.windowed && plainLayout(layout)) return new ParquetSink<PairRow>(path, PUBLISHED_COLUMNS, approxBytes) as RowSink<unknown>;
   const size =
-    layout.shape === 'trl'
+    layout.shape === 'kto'
+      ? (r: unknown) => approxKtoBytes(r as KtoRow)
+      : layout.shape === 'trl'
       ? (r: unknown) => approxTrlBytes(r as TrlRow)
       : plainLayout(layout)
         ? (r: unknown) => approxBytes(r as PairRow)

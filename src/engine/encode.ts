@@ -5,15 +5,15 @@ import { emitMessage } from '../contract/emit.js';
 import { BadValue, normaliseTrajectory, type NormaliseTally } from '../contract/normalise.js';
 import { ROLE_CODES, type EncodedTrajectory } from './protocol.js';
 import { keyParts } from '../contract/sign.js';
-import { textActionsKeyParts } from '../sources/text-actions.js';
+import { TEXT_ACTION_SCHEMES, textActionsKeyParts, type TextActionScheme } from '../sources/text-actions.js';
 import type { SpillWriter } from './spill.js';
 
 export const HASH_BYTES = 16;
 /** UTF-16 units hashed per update for long key pieces. */
 const HASH_SLICE = 1 << 20;
 
-/** `text-actions` signs text-only assistant replies by their last fenced bash block (sources/text-actions.ts). */
-export type SignatureScheme = 'contract' | 'text-actions';
+/** The text-action schemes sign text-only assistant replies by their action text (sources/text-actions.ts). */
+export type SignatureScheme = 'contract' | TextActionScheme;
 
 export function roleCode(role: string): number {
   // A role literally named "other" shares the code of unknown roles; its record keeps the name.
@@ -55,7 +55,8 @@ export function encodeTrajectory(
   // Stryker disable next-line all: equivalent: any scheme but 'text-actions' is the contract's
   scheme: SignatureScheme = 'contract',
 ): EncodedTrajectory {
-  const sign = scheme === 'text-actions' ? textActionsKeyParts : keyParts;
+  const text = scheme === 'contract' ? null : TEXT_ACTION_SCHEMES[scheme];
+  const sign = text === null ? keyParts : (m: Parameters<typeof keyParts>[0], rk: ReadonlySet<string>) => textActionsKeyParts(m, rk, text);
   let messages;
   const local: NormaliseTally = { malformed_arguments: 0, unknown_roles: 0 };
   try {

@@ -19,13 +19,18 @@ import { FallbackTally, type EngineFallback } from './fallback.js';
 import { Pool } from './pool.js';
 import { type DecodeResult, type Engine, type IndexResult, type MetaResult, type SampleResult, type Task } from './protocol.js';
 import { Indexer, type Selected, type SelectedInstance } from '../contract/select.js';
-import { MESSAGES_CANDIDATES, SchemaError, detectSchema, mappedColumns, type ColumnMapping, type Detection, type SchemaOverrides } from '../sources/schema.js';
+import { MESSAGES_CANDIDATES, SOURCE_NAMES, SchemaError, detectSchema, mappedColumns, type ColumnMapping, type Detection, type SchemaOverrides } from '../sources/schema.js';
+import { RowIdentity } from '../sources/identity.js';
 import { SpillReader } from './spill.js';
 import { SpillTrajectory, hooksFor, type MinedContinuation } from './spill-walk.js';
 import { EarlyWalk } from './early-walk.js';
 import type { PairRow } from '../types.js';
 import { makeSpillDir, removeTemp, trackTemp } from '../io/atomic.js';
 import { walkInstance } from '../contract/walk.js';
+import { type ColumnResult } from './protocol.js';
+import { assertTreeIdentity, emptyGapHistogram, emptyTreeCounters, type TreeCounters, type TreeFields, type TreeOptions } from '../pairing/tree.js';
+import { EXIT_STATUS_COLUMN, admitExitStatus, emptyExitStatusTally, type ExitStatusFilter, type ExitStatusTally } from '../pairing/exit-status.js';
+import { SpillAttempt, walkTreeInstance } from './tree-walk.js';
 
 export interface Loc {
   input: number;
@@ -60,6 +65,10 @@ export interface MineRequest {
   jsonl?: (bytes: Uint8Array) => Promise<void>;
   /** `--max-continuation-messages`: whole turns, at most this many messages (continuation.ts). */
   maxContinuationMessages?: number;
+  /** `--pairing tree` (pairing/tree.ts): every labelled attempt of an instance, no sampling, pairs from its prefix tree. */
+  tree?: TreeOptions;
+  /** `--rejected-exit-status` / `--exclude-exit-status` (pairing/exit-status.ts), on the exit_status column. */
+  exitStatus?: ExitStatusFilter;
 }
 
 export type { MinedContinuation } from './spill-walk.js';
@@ -70,6 +79,10 @@ export interface MinedPair {
   row: PairRow;
   tools: string | null;
   continuation?: MinedContinuation;
+  /** `--pairing tree`: the values and supports of the two branches. */
+  tree?: TreeFields;
+  /** `--pairing tree`: each branch's identity (hex of its action's key hash), for one KTO row per branch. */
+  branches?: [string, string];
 }
 
 export interface MineSummary {
@@ -81,16 +94,23 @@ export interface MineSummary {
   detection: Detection;
   /** --engine js: row groups read through parquet-wasm instead. */
   engineFallback?: EngineFallback;
+  /** `--pairing tree`: its funnel (identity asserted) and the histogram of emitted value gaps (bins of 0.1 from 0). */
+  tree?: { counters: TreeCounters; gaps: number[] };
+  /** The exit-status filters: what they left out and the statuses seen (row level). */
+  exitStatus?: ExitStatusTally;
 }
 
 const REQUIRED = ['trajectory_id', 'instance_id', 'resolved', 'trajectory'] as const;
 
-function missingColumns(where: string, missing: readonly string[], found: readonly string[]): UserError {
+function missingColumns(where: string, missing: readonly string[], found: readonly string[], hint = ''): UserError {
   return new UserError(
-    `${where}: missing required column${missing.length > 1 ? 's' : ''} ${missing.join(', ')} (found: ${found.join(', ') || 'none'})`,
+    `${where}: missing required column${missing.length > 1 ? 's' : ''} ${missing.join(', ')} (found: ${found.join(', ') || 'none'})${hint}`,
     ExitCode.schema,
   );
 }
+
+/** What would map a layout that fits no known source (the end of its one-line error). */
+const MAPPING_HINT = `; map other columns with --id-column, --instance-column or --instance-from-id, --messages-column, --resolved-column, or name the corpus with --source (${SOURCE_NAMES.join(', ')})`;
 
 function hasOverrides(o: SchemaOverrides): boolean {
   return Object.values(o).some((v) => v !== undefined);
@@ -108,7 +128,9 @@ function detectInput(where: string, columns: readonly string[], sample: unknown,
   } catch (e) {
     if (!(e instanceof SchemaError) || hasOverrides(overrides)) throw e;
     const missing = REQUIRED.filter((c) => !columns.includes(c));
-    if (missing.length > 0) throw missingColumns(where, missing, columns);
+    // Near the contract's layout (its id and instance columns): its own message; else what detection tried.
+    if (missing.length > 0 && columns.includes('trajectory_id') && columns.includes('instance_id')) throw missingColumns(where, missing, columns, MAPPING_HINT);
+    if (missing.length > 0) throw new UserError(`${where}: ${e.message}`, ExitCode.schema);
     const mapping: ColumnMapping = {
       id: 'trajectory_id',
       instance: 'instance_id',
@@ -121,6 +143,16 @@ function detectInput(where: string, columns: readonly string[], sample: unknown,
   }
 }
 
+/** Only empty JSONL inputs: the layout the options name, else the upstream one (no row is read anyway). */
+function emptyInputDetection(overrides: SchemaOverrides): Detection & { legacy: boolean } {
+  try {
+    return detectInput('', REQUIRED, undefined, overrides);
+  } catch (e) {
+    if (!(e instanceof SchemaError)) throw e;
+    return detectInput('', REQUIRED, undefined, {});
+  }
+}
+
 /** The column types of a parquet input under its mapping. */
 export function checkSchema(path: string, meta: MetaResult, withTools: boolean, d: Detection & { legacy?: boolean }): { hasTools: boolean } {
   const byName = new Map(meta.fields.map((f) => [f.name, f]));
@@ -129,7 +161,7 @@ export function checkSchema(path: string, meta: MetaResult, withTools: boolean, 
     throw new UserError(`${path}: column ${col} has type ${byName.get(col)!.type}, expected ${expected}`, ExitCode.schema);
   };
   for (const c of Array.isArray(m.id) ? m.id : [m.id as string]) if (!byName.get(c)!.isString) wrong(c, 'a string');
-  if (!byName.get(m.instance)!.isString) wrong(m.instance, 'a string');
+  if (m.instance !== null && !byName.get(m.instance)!.isString) wrong(m.instance, 'a string');
   if (!byName.get(m.resolved)!.isLabel) wrong(m.resolved, 'an integer, float or boolean');
   const msgs = byName.get(m.messages)!;
   // A string column may hold JSON text of the messages, except in the contract's own layout
@@ -220,18 +252,30 @@ export async function minePairs(req: MineRequest, sink: (pair: MinedPair) => Pro
   let early: EarlyRun | null = null;
   try {
     const layout = await detectLayout(run, await readMetadata(run));
-    const ex = select(run, await indexPass(run, layout));
+    const tally = req.exitStatus ? emptyExitStatusTally() : null;
+    const ex = select(run, await indexPass(run, layout, tally));
     if (ex.instances.length === 0) warnings.push(noEligibleReason(ex.counters));
     const cont: Continuations = req.continuation === 'trajectory' ? { maxMessages: req.maxContinuationMessages, rows: new Map() } : null;
     const decoded = new Array<SpillTrajectory | null>(ex.selected.length).fill(null);
     const refs = (list: Selected<Loc>[]) => list.map((s) => decoded[ex.keyOf.get(s)!]).filter((t): t is SpillTrajectory => t != null);
     // The contract's JSONL rows: walked in the workers while decoding goes on (early-walk.ts).
-    if (req.jsonl && !cont) early = startEarlyWalk(run, ex, refs);
+    if (req.jsonl && !cont && !req.tree) early = startEarlyWalk(run, ex, refs);
     await decodePass(run, layout, ex, decoded, early);
-    if (early) await early.walk.finish(req.jsonl!);
+    let tree: MineSummary['tree'];
+    if (req.tree) tree = await walkTreeAndWrite(run, req.tree, ex, decoded, sink);
+    else if (early) await early.walk.finish(req.jsonl!);
     else await walkAndWrite(run, ex, decoded, refs, cont, sink);
     assertIdentity(ex.counters);
-    return { counters: ex.counters, badRowsIndexPass: ex.badRowsIndexPass, warnings, detection: layout.detection, engineFallback: run.fallbacks.summary() };
+    if (tree) assertTreeIdentity(tree.counters);
+    return {
+      counters: ex.counters,
+      badRowsIndexPass: ex.badRowsIndexPass,
+      warnings,
+      detection: layout.detection,
+      engineFallback: run.fallbacks.summary(),
+      ...(tree ? { tree } : {}),
+      ...(tally ? { exitStatus: tally } : {}),
+    };
   } finally {
     await run.pool.close();
     early?.walk.close();
@@ -305,7 +349,8 @@ async function detectLayout({ req, pool, spillDir }: Run, rawMetas: (MetaResult 
     mappings.push({ ...first.mapping, tools: first.mapping.tools && columns.includes(first.mapping.tools) ? first.mapping.tools : null, repo: first.mapping.repo && columns.includes(first.mapping.repo) ? first.mapping.repo : null });
   }
   // Only empty JSONL inputs: the upstream layout (no row is read anyway).
-  first ??= { ...detectInput('', REQUIRED, undefined, overrides), path: '' };
+  // (A --source whose columns are not the upstream ones: its mapping, as there is nothing to check.)
+  first ??= { ...emptyInputDetection(overrides), path: '' };
   const mapped = mappings.map((m) => m ?? first.mapping);
   const detection: Detection = { schema: first.schema, mapping: first.mapping, auto: first.auto, reason: first.reason };
   req.onSchema?.(detection);
@@ -316,7 +361,7 @@ async function detectLayout({ req, pool, spillDir }: Run, rawMetas: (MetaResult 
 }
 
 /** Stage 3: the index pass over the small columns; tasks run in parallel but are fed in file order. */
-async function indexPass({ req, opts, engine, pool, progress, fallbacks }: Run, { detection, mapped, metas }: Layout): Promise<Indexer<Loc>> {
+async function indexPass({ req, opts, engine, pool, progress, fallbacks }: Run, { detection, mapped, metas }: Layout, tally: ExitStatusTally | null): Promise<Indexer<Loc>> {
   const indexTasks: { input: number; rowGroup: number; task: Task; rows: number }[] = [];
   req.inputs.forEach((f, input) => {
     const m = metas[input];
@@ -331,6 +376,7 @@ async function indexPass({ req, opts, engine, pool, progress, fallbacks }: Run, 
     }
     else indexTasks.push({ input, rowGroup: -1, rows: 0, task: { kind: 'index-jsonl', path: f.path, mapping, schema: detection.schema } });
   });
+  if (req.exitStatus) checkExitStatusColumn(req.inputs, metas);
   const totalRows = indexTasks.reduce((a, t) => a + t.rows, 0);
   progress.phase('index', indexTasks.length, totalRows);
   const indexResults = indexTasks.map((t) =>
@@ -340,22 +386,60 @@ async function indexPass({ req, opts, engine, pool, progress, fallbacks }: Run, 
     }),
   );
   indexResults.forEach((p) => p.catch(() => {}));
-  const indexer = new Indexer<Loc>({ seed: opts.seed, maxPerSide: opts.maxPerSide, skipBadRows: opts.skipBadRows });
+  // The exit-status filters read one more small column per row group (or JSONL input), in row order.
+  const filter = req.exitStatus;
+  const statusResults = filter ? indexTasks.map((t) => pool.run<ColumnResult>(exitStatusTask(t.task))) : null;
+  statusResults?.forEach((p) => p.catch(() => {}));
+  const indexer = new Indexer<Loc>({
+    seed: opts.seed,
+    // The tree pairing takes every labelled attempt: no rank sampling (ranks still order them).
+    maxPerSide: req.tree ? Number.MAX_SAFE_INTEGER : opts.maxPerSide,
+    skipBadRows: opts.skipBadRows,
+    ...(filter && tally ? { admit: (rec, label) => admitExitStatus(filter, label, rec.extra, tally) } : {}),
+  });
+  // Synthesised ids and --instance-from-id (sources/identity.ts): here, where rows arrive in read order.
+  const identity = new RowIdentity(detection.mapping);
   for (let k = 0; k < indexTasks.length; k++) {
     const t = indexTasks[k]!;
     const r = await indexResults[k]!;
+    const status = statusResults ? (await statusResults[k]!).values : null;
     const path = req.inputs[t.input]!.path;
+    if (status && status.length !== r.ids.length) throw new UserError(`${path}: column ${EXIT_STATUS_COLUMN} has ${status.length} values for ${r.ids.length} rows`, ExitCode.corrupt);
     fallbacks.add(path, t.rowGroup, r.fallback);
     for (let i = 0; i < r.ids.length; i++) {
       const row = r.lines ? r.lines[i]! : i;
-      indexer.add(
-        { trajectoryId: r.ids[i], instanceId: r.instances[i], repo: r.repos[i], resolved: r.resolved[i], loc: { input: t.input, rowGroup: t.rowGroup, row } },
-        () => (r.lines ? `${path}:${row}` : `${path}: row group ${t.rowGroup}, row ${row}`),
-      );
+      const who = identity.resolve(r.ids[i], r.instances[i]);
+      const rec = { trajectoryId: who.trajectoryId, instanceId: who.instanceId, repo: r.repos[i], resolved: r.resolved[i], loc: { input: t.input, rowGroup: t.rowGroup, row }, ...(status ? { extra: status[i] } : {}) };
+      indexer.add(r.groups ? { ...rec, group: r.groups[i]! } : rec, () => {
+        const at = r.lines ? `${path}:${row}` : `${path}: row group ${t.rowGroup}, row ${row}`;
+        return who.note ? `${at} (${who.note})` : at;
+      });
     }
   }
   progress.done();
   return indexer;
+}
+
+/** The exit-status filters need the column in every parquet input (JSONL lines are checked as they are read). */
+function checkExitStatusColumn(inputs: InputFile[], metas: Layout['metas']): void {
+  inputs.forEach((f, k) => {
+    const m = metas[k];
+    if (!m) return;
+    const field = m.meta.fields.find((fl) => fl.name === EXIT_STATUS_COLUMN);
+    if (!field) {
+      throw new UserError(
+        `${f.path}: --rejected-exit-status and --exclude-exit-status read the column ${EXIT_STATUS_COLUMN}, which this input lacks (found: ${m.meta.fields.map((fl) => fl.name).join(', ')})`,
+        ExitCode.schema,
+      );
+    }
+    if (!field.isString && field.type !== 'Null') throw new UserError(`${f.path}: column ${EXIT_STATUS_COLUMN} has type ${field.type}, expected a string`, ExitCode.schema);
+  });
+}
+
+function exitStatusTask(t: Task): Task {
+  if (t.kind === 'index') return { kind: 'column', path: t.path, rowGroup: t.rowGroup, column: EXIT_STATUS_COLUMN, engine: t.engine, rowOffset: t.rowOffset, rows: t.rows };
+  if (t.kind === 'index-jsonl') return { kind: 'column-jsonl', path: t.path, column: EXIT_STATUS_COLUMN, purpose: '--rejected-exit-status and --exclude-exit-status' };
+  throw new Error(`internal error: no exit-status task for a ${t.kind} task`);
 }
 
 /** Stage 4: groups, eligibility and sampling (select.ts), then the partition's instances. */
@@ -482,6 +566,35 @@ async function walkAndWrite(
   }
 }
 
+/**
+ * Stage 6 of `--pairing tree`: instance by instance in order, every decoded attempt of both sides,
+ * the tree built from the index blocks' key hashes (tree-walk.ts), rows read back for the kept pairs.
+ */
+async function walkTreeAndWrite(
+  { pool, reader }: Run,
+  tree: TreeOptions,
+  { instances, keyOf }: Extraction,
+  decoded: (SpillTrajectory | null)[],
+  sink: (pair: MinedPair) => Promise<void>,
+): Promise<{ counters: TreeCounters; gaps: number[] }> {
+  await pool.close();
+  const counters = emptyTreeCounters();
+  const gaps = emptyGapHistogram();
+  for (const inst of instances) {
+    const attempts: SpillAttempt[] = [];
+    for (const [list, resolved] of [[inst.resolved, true], [inst.failed, false]] as const) {
+      for (const s of list) {
+        const t = decoded[keyOf.get(s)!];
+        if (t) attempts.push(new SpillAttempt(t.load(reader), resolved, s.rank));
+      }
+    }
+    const pairs = walkTreeInstance(inst.instanceId, attempts, tree, reader, counters, gaps);
+    const hex = (k: string) => Buffer.from(k, 'latin1').toString('hex');
+    for (const p of pairs) await sink({ row: p.row, tools: p.promptAttempt.t.tools, tree: p.tree, branches: [hex(p.branches[0]), hex(p.branches[1])] });
+    for (const a of attempts) a.t.unload();
+  }
+  return { counters, gaps };
+}
 
 function noEligibleReason(c: Counters): string {
   const labelled = c.trajectories_read - c.duplicate_trajectory_ids - c.unlabelled - c.bad_rows;

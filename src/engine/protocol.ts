@@ -38,7 +38,16 @@ export type Task =
     }
   | { kind: 'decode-jsonl'; path: string; lines: number[]; keys: number[]; reasoningKeys: string[]; withTools: boolean; mapping: ColumnMapping; schema: SchemaName }
   /** Pass 3 in the workers (the contract's JSONL rows): walk these instances, in order, and serialise their rows. */
-  | { kind: 'walk'; instances: WalkInstance[]; minSimilaritySkip: number; maxPairsPerInstance: number };
+  | { kind: 'walk'; instances: WalkInstance[]; minSimilaritySkip: number; maxPairsPerInstance: number }
+  /** One extra small column of every row of a row group (e.g. exit_status for the exit-status filters), in row order. */
+  | { kind: 'column'; path: string; rowGroup: number; column: string; engine: Engine; rowOffset: number; rows: number }
+  /** The same over every line of a JSONL input, in line order (as index-jsonl). */
+  | { kind: 'column-jsonl'; path: string; column: string; /** What reads it, for the error naming a missing column. */ purpose: string };
+
+/** Values of a `column` / `column-jsonl` task, one per row. */
+export interface ColumnResult {
+  values: unknown[];
+}
 
 /** A decoded trajectory by reference: its index block in a spill file. */
 export interface WalkTrajectory {
@@ -78,6 +87,8 @@ export interface IndexResult {
   resolved: unknown[];
   /** JSONL only: the 1-based line of each row. */
   lines?: number[];
+  /** `--pair-within` only: each row's group key (sources/identity.ts pairWithinKey). */
+  groups?: string[];
   /** --engine js: why this row group was read through parquet-wasm instead. */
   fallback?: string;
 }
@@ -126,5 +137,5 @@ export interface DecodeResult {
 }
 
 export type WorkerReply =
-  | { id: number; ok: true; result: MetaResult | IndexResult | DecodeResult | SampleResult | WalkResult }
+  | { id: number; ok: true; result: MetaResult | IndexResult | DecodeResult | SampleResult | WalkResult | ColumnResult }
   | { id: number; ok: false; error: ErrorPayload };

@@ -50,6 +50,15 @@ export class SpillTrajectory implements Walkable {
     for (let k = i * HASH_BYTES, e = k + HASH_BYTES; k < e; k++) if (a[k] !== b[k]) return false;
     return true;
   }
+  /** The comparison-key hash of message i as a 16-character latin1 string (a Map key for the tree pairing). */
+  keyHash(i: number): string {
+    return Buffer.from(this.a.hashes.buffer, this.a.hashes.byteOffset + i * HASH_BYTES, HASH_BYTES).toString('latin1');
+  }
+  /** Emitted message i alone, read back from the spill. */
+  message(reader: SpillReader, i: number): EmittedMessage {
+    const o = this.a.offsets;
+    return decodeRecord(reader.readBytes(this.spillPath, o[i]!, o[i + 1]!), 0).message;
+  }
   get tools(): string | null {
     return this.meta.tools ?? null;
   }

@@ -7,11 +7,14 @@ import { ParquetFile } from 'parquet-wasm';
 import { badTrajectory, encodeTrajectory, type SignatureScheme } from './encode.js';
 import { ExitCode, UserError, asDecoderError } from '../errors.js';
 import { BadValue, type NormaliseTally } from '../contract/normalise.js';
-import { mappedColumns, parseTools, toStandardRow, trajectoryIdOf, type ColumnMapping, type SchemaName } from '../sources/schema.js';
+import { isContractLayout, mappedColumns, parseTools, trajectoryIdOf, type ColumnMapping, type SchemaName } from '../sources/schema.js';
+import { sourceMessages } from '../sources/messages.js';
+import { pairWithinKey } from '../sources/identity.js';
+import { signatureSchemeOf } from '../sources/text-actions.js';
 import { SpillWriter } from './spill.js';
 import { jsonlLines, parseJsonLine } from '../io/jsonl-lines.js';
 import { isLabelType, isStringType, isTrajectoryType, makeGetter, type Getter } from '../io/arrow-values.js';
-import type { DecodeResult, DecodedTrajectory, EncodedTrajectory, IndexResult, MetaResult, SampleResult, Task, WalkResult } from './protocol.js';
+import type { ColumnResult, DecodeResult, DecodedTrajectory, EncodedTrajectory, IndexResult, MetaResult, SampleResult, Task, WalkResult } from './protocol.js';
 import { emptyCounters } from '../contract/counters.js';
 import { SpillReader } from './spill.js';
 import { SpillTrajectory, hooksFor } from './spill-walk.js';
@@ -107,9 +110,11 @@ function idParts(m: ColumnMapping): string[] {
 /** One row of the index pass (every parquet reader); `value(column)` is the row's value of a mapped column. */
 function addIndexRow(res: IndexResult, mapping: ColumnMapping, parts: readonly string[], value: (column: string) => unknown): void {
   res.ids.push(trajectoryIdOf(Object.fromEntries(parts.map((c) => [c, value(c)])), mapping.id));
-  res.instances.push(value(mapping.instance));
+  res.instances.push(mapping.instance !== null ? value(mapping.instance) : null);
   res.resolved.push(value(mapping.resolved));
   res.repos.push(mapping.repo ? value(mapping.repo) : null);
+  const group = pairWithinKey(mapping, value);
+  if (group !== undefined) (res.groups ??= []).push(group);
 }
 
 /** Only the small columns: never the messages or tools. */
@@ -173,7 +178,7 @@ function toolsJson(v: unknown): string | null {
 }
 
 function schemeOf(schema: SchemaName): SignatureScheme {
-  return schema === 'text-actions' ? 'text-actions' : 'contract';
+  return signatureSchemeOf(schema);
 }
 
 /**
@@ -181,13 +186,13 @@ function schemeOf(schema: SchemaName): SignatureScheme {
  * bad value, tools are passed through), so its output cannot change.
  */
 function contractLayout(mapping: ColumnMapping, schema: SchemaName): boolean {
-  return schema === 'openhands' && mapping.messages === 'trajectory' && mapping.id === 'trajectory_id';
+  return isContractLayout(mapping, schema);
 }
 
-/** A messages value: JSON text is parsed outside the contract's layout (toStandardRow does the same for JSONL). */
+/** A messages value: outside the contract's layout, the source's messages (sources/messages.ts, as toStandardRow). */
 function messagesValue(v: unknown, mapping: ColumnMapping, schema: SchemaName): unknown {
-  if (typeof v !== 'string' || contractLayout(mapping, schema)) return v;
-  return toStandardRow({ [mapping.messages]: v }, { ...mapping, tools: null, repo: null }, schema).trajectory;
+  if (contractLayout(mapping, schema)) return v;
+  return sourceMessages(v, schema, mapping.messages);
 }
 
 /** Tools as JSON text; outside the contract's layout a list of JSON strings (Open-SWE-Traces) becomes objects first. */
@@ -351,9 +356,11 @@ async function indexJsonl(path: string, mapping: ColumnMapping, schema: SchemaNa
     const o = parseJsonLine(path, line, text);
     checkKeys(path, line, o, mapping);
     res.ids.push(trajectoryIdOf(o, mapping.id));
-    res.instances.push(o[mapping.instance]);
+    res.instances.push(mapping.instance !== null ? o[mapping.instance] : null);
     res.repos.push(repoKey ? (o[repoKey] ?? null) : null);
     res.resolved.push(o[mapping.resolved]);
+    const group = pairWithinKey(mapping, (c) => o[c]);
+    if (group !== undefined) (res.groups ??= []).push(group);
     res.lines!.push(line);
   }
   return res;
@@ -426,8 +433,10 @@ async function metaDuck(path: string): Promise<MetaResult> {
 async function indexDuck(task: Extract<Task, { kind: 'index' }>): Promise<IndexResult> {
   const { mapping } = task;
   const parts = idParts(mapping);
-  const cols = [...parts, mapping.instance, mapping.resolved, ...(mapping.repo ? [mapping.repo] : [])];
-  const quoted = cols.map((c) => `"${c.replaceAll('"', '""')}"`).join(', ');
+  const pairCols = [...new Set((mapping.pairWithin ?? []).map((p) => p.column))];
+  const cols = [...parts, ...(mapping.instance !== null ? [mapping.instance] : []), mapping.resolved, ...(mapping.repo ? [mapping.repo] : [])];
+  // --pair-within values as JSON text (DuckDB's struct values are not plain objects).
+  const quoted = [...cols.map((c) => sqlIdent(c)), ...pairCols.map((c) => `to_json(${sqlIdent(c)})::VARCHAR`)].join(', ');
   const rows = await duckRows(
     `SELECT ${quoted} FROM read_parquet(${sqlString(task.path)}, file_row_number=true) ` +
       `WHERE file_row_number >= ${task.rowOffset} AND file_row_number < ${task.rowOffset + task.rows} ORDER BY file_row_number`,
@@ -435,7 +444,11 @@ async function indexDuck(task: Extract<Task, { kind: 'index' }>): Promise<IndexR
   const res: IndexResult = { ids: [], instances: [], repos: [], resolved: [] };
   // DuckDB hands int64 labels over as BigInt; the other readers give numbers.
   const num = (v: unknown) => (typeof v === 'bigint' ? Number(v) : v);
-  for (const r of rows) addIndexRow(res, mapping, parts, (c) => (c === mapping.resolved ? num(r[cols.indexOf(c)]) : r[cols.indexOf(c)]));
+  const pairValue = (r: unknown[], c: string) => {
+    const t = r[cols.length + pairCols.indexOf(c)];
+    return typeof t === 'string' ? JSON.parse(t) : null;
+  };
+  for (const r of rows) addIndexRow(res, mapping, parts, (c) => (c === mapping.resolved ? num(r[cols.indexOf(c)]) : pairCols.includes(c) && !cols.includes(c) ? pairValue(r, c) : r[cols.indexOf(c)]));
   return res;
 }
 
@@ -459,7 +472,42 @@ function walk(task: Extract<Task, { kind: 'walk' }>): WalkResult {
   return { jsonl: Buffer.concat(parts), sizes, counters: { ...counters } };
 }
 
-async function run(task: Task): Promise<MetaResult | IndexResult | DecodeResult | SampleResult | WalkResult> {
+/** One small column of a row group, every row in order (our reader, else parquet-wasm; DuckDB for --engine duckdb). */
+async function column(task: Extract<Task, { kind: 'column' }>): Promise<ColumnResult> {
+  const values: unknown[] = [];
+  if (task.engine === 'duckdb') {
+    const rows = await duckRows(
+      `SELECT ${sqlIdent(task.column)} FROM read_parquet(${sqlString(task.path)}, file_row_number=true) ` +
+        `WHERE file_row_number >= ${task.rowOffset} AND file_row_number < ${task.rowOffset + task.rows} ORDER BY file_row_number`,
+    );
+    return { values: rows.map((r) => r[0]) };
+  }
+  if (task.engine === 'js') {
+    try {
+      for (const v of readRows(task.path, task.rowGroup, [task.column], null)) values.push(v[0]);
+      return { values };
+    } catch (e) {
+      if (!(e instanceof Unsupported)) throw e;
+      values.length = 0;
+    }
+  }
+  await scan(task.path, task.rowGroup, [task.column], 8192, (get, n) => {
+    for (let i = 0; i < n; i++) values.push(get[task.column]!(i));
+  });
+  return { values };
+}
+
+async function columnJsonl(path: string, name: string, purpose: string): Promise<ColumnResult> {
+  const values: unknown[] = [];
+  for await (const [line, text] of jsonlLines(path)) {
+    const o = parseJsonLine(path, line, text);
+    if (!(name in o)) throw new UserError(`${path}:${line}: ${purpose} read the column ${name}, which this row lacks (found: ${Object.keys(o).join(', ') || 'none'})`, ExitCode.schema);
+    values.push(o[name]);
+  }
+  return { values };
+}
+
+async function run(task: Task): Promise<MetaResult | IndexResult | DecodeResult | SampleResult | WalkResult | ColumnResult> {
   switch (task.kind) {
     case 'meta':
       if (task.engine === 'duckdb') return metaDuck(task.path);
@@ -485,6 +533,10 @@ async function run(task: Task): Promise<MetaResult | IndexResult | DecodeResult 
       return decodeJsonl(task);
     case 'walk':
       return walk(task);
+    case 'column':
+      return column(task);
+    case 'column-jsonl':
+      return columnJsonl(task.path, task.column, task.purpose);
   }
 }
 

@@ -121,7 +121,20 @@ function toPair(o: Record<string, unknown>, where: string, promptTail: number | 
     divergence_msg_index: toNumber(o.divergence_msg_index, where, 'divergence_msg_index'),
     action_similarity: toNumber(o.action_similarity, where, 'action_similarity'),
   };
-  return { pair, promptLength: skipped + full.length };
+  return { pair: withTreeFields(pair, o, where), promptLength: skipped + full.length };
+}
+
+/**
+ * The fields a `--pairing tree` row adds (src/pairing/tree.ts TreeFields): copied onto the read
+ * pair when the row has them, so `show` can print values and supports.
+ */
+export const TREE_PAIR_FIELDS = ['chosen_value', 'rejected_value', 'chosen_support', 'rejected_support', 'branch_depth'] as const;
+
+function withTreeFields(pair: PairRow, o: Record<string, unknown>, where: string): PairRow {
+  if (o.chosen_value === undefined || o.chosen_value === null) return pair;
+  const out = pair as PairRow & Record<string, number>;
+  for (const f of TREE_PAIR_FIELDS) out[f] = toNumber(o[f], where, f);
+  return out;
 }
 
 // ---------------------------------------------------------------- JSONL
@@ -243,7 +256,7 @@ function promptGetter(data: Data, tail: number | undefined): Getter {
 }
 
 function pairColumns(h: ParquetHandle): string[] {
-  return [...REQUIRED_COLUMNS, ...(h.columns.includes('repo') ? ['repo'] : [])];
+  return [...REQUIRED_COLUMNS, ...(h.columns.includes('repo') ? ['repo'] : []), ...(h.columns.includes('chosen_value') ? TREE_PAIR_FIELDS : [])];
 }
 
 function rowFromGetters(get: Record<string, Getter>, i: number): Record<string, unknown> {

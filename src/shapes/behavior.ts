@@ -56,7 +56,7 @@
 // turn: an edit of existing content. Creating files (`create`, `cat > f`, `touch`) does not open it,
 // because agents create their reproduction scripts before the fix (all three Nebius sample rows
 // create reproduce_issue.py first). `{ phaseStart: 'any-edit' }` makes every edit open it.
-import { lastActionBlock, type TextActionOptions } from '../sources/text-actions.js';
+import { lastActionBlock, xmlFunctionCalls, type TextActionOptions } from '../sources/text-actions.js';
 
 export type BehaviorLabel =
   | 'inspect_diagnose'
@@ -552,6 +552,9 @@ export function turnKind(msg: TurnInput, opts: LabelOptions = {}): TurnKind {
   const calls = callsOf(msg.tool_calls);
   if (calls.length > 0) return calls.map(callKind).reduce(max);
   if (opts.textActions) {
+    // XML function calls (SWE-smith xml, docs/mining-contract.md §10.3) are labelled as tool calls.
+    const xml = opts.xml ? xmlFunctionCalls(msg.content) : [];
+    if (xml.length > 0) return xml.map((c) => callKind({ name: c.name, args: { ...c.params } })).reduce(max);
     const block = lastActionBlock(msg.content, opts);
     if (block) return classifyShell(block.body);
   }

@@ -21,15 +21,19 @@
 // | SWE-Gym/OpenHands-Sampled-Trajectories   | openhands       | run_id+instance_id | instance_id | messages | resolved (bool) | tools (list of structs) |
 // | SWE-agent / mini-swe-agent exports       | text-actions    | trajectory_id / traj_id / id | instance_id | messages | resolved | -                  |
 //
-// Auto-detection (when --schema is not given), in this order:
+// Auto-detection (when neither --source nor --schema is given): docs/mining-contract.md §10.9, in
+// this order: column names alone (layoutFromColumns: swe-agent, coderforge); the sample row's assistant
+// messages without tool calls (XML calls -> swe-smith, a ```bash fence -> text-actions); traj_id +
+// messages -> swe-smith; bare fences only -> swe-smith; trajectory_id + messages -> open-swe-traces;
+// else openhands. Columns per role:
 //   id:       the first present of trajectory_id, traj_id, id; else run_id + instance_id joined by ":"
-//             (SWE-Gym has no per-row id: one row per (run, instance)).
-//   instance: instance_id.    resolved: resolved.    tools: tools (optional).    repo: repo (optional).
+//             (SWE-Gym has no per-row id: one row per (run, instance)); none for swe-agent (synthesised,
+//             identity.ts).
+//   instance: instance_id (or from the id by --instance-from-id).   resolved: resolved, target, reward.
+//   tools: tools (optional).    repo: repo (optional).
 //   messages: messages, then trajectory. With a sample row, a column whose value is present but is
 //             not a list of objects with a string `role` (or a JSON string of one) is passed over.
-//   schema:   text-actions when the sample row's assistant messages carry no tool call and at least
-//             one holds an action fence (text-actions.ts); else open-swe-traces when the columns are
-//             trajectory_id + messages; else openhands.
+// `--source NAME` (corpora.ts) stands for a schema and the column options of its corpus.
 // Explicit options (--id-column, --instance-column, --messages-column, --resolved-column, --schema)
 // replace the corresponding choice; an id option may name several columns joined by ",". A named
 // column that does not exist, or a role no candidate fills, is a schema error that lists the
@@ -39,32 +43,59 @@
 // (trajectory_id, instance_id, repo, resolved, trajectory, tools):
 //   - `resolved` is copied unchanged: Open-SWE-Traces -1 (and anything but 0/1/true/false) stays
 //     unlabelled by contract section 1; SWE-Gym booleans are labels as they are.
-//   - messages given as a JSON string are parsed (a string that does not parse is kept, and the
-//     contract's normaliser reports it as "trajectory is not a list").
+//   - messages: the source's messages (messages.ts: JSON text parsed, role aliases, per-schema fields),
+//     except in the contract's own layout, whose values are passed as they are.
 //   - tools given as a JSON string, or as a list whose items are JSON strings (Open-SWE-Traces), are
 //     parsed item by item; an item that does not parse is kept as the string.
 //   - a composite id is the parts joined by ":" when every part is a non-empty string, else null
 //     (a bad row under the contract).
 import { ExitCode, UserError } from '../errors.js';
-import { nestedDeeperThan, tooDeepMessage } from '../contract/json-depth.js';
-import { BadValue } from '../contract/normalise.js';
-import { lastActionBlock } from './text-actions.js';
+import { nestedDeeperThan } from '../contract/json-depth.js';
+import { lastActionBlock, xmlFunctionCalls } from './text-actions.js';
+import { SOURCES, SOURCE_NAMES, isSourceName, type SourceName } from './corpora.js';
+import { parseIfString, sourceMessages } from './messages.js';
 
-export type SchemaName = 'openhands' | 'open-swe-traces' | 'text-actions';
-export const SCHEMAS: readonly SchemaName[] = ['openhands', 'open-swe-traces', 'text-actions'];
+export { SOURCES, SOURCE_NAMES, CODERFORGE_INSTANCE, type SourceName } from './corpora.js';
+
+export type SchemaName = 'openhands' | 'open-swe-traces' | 'text-actions' | 'swe-agent' | 'swe-smith';
+export const SCHEMAS: readonly SchemaName[] = ['openhands', 'open-swe-traces', 'text-actions', 'swe-agent', 'swe-smith'];
 
 export interface ColumnMapping {
-  /** One column, or several whose values are joined by ":" (SWE-Gym: run_id, instance_id). */
+  /**
+   * One column, or several whose values are joined by ":" (SWE-Gym: run_id, instance_id). An empty
+   * list: the input has no run id, and one is made from the instance (identity.ts, synthesised ids).
+   */
   id: string | readonly string[];
-  instance: string;
+  /** The instance column; null when the instance is taken from the id by `instanceFromId`. */
+  instance: string | null;
+  /** A regular expression (source text) whose first group, matched on the trajectory id, is the instance. */
+  instanceFromId?: string | null;
+  /** `--pair-within`: columns (a dotted path reaches into a struct) whose values must also be equal in a pair. */
+  pairWithin?: readonly PairWithinColumn[];
   messages: string;
   resolved: string;
   tools: string | null;
   repo: string | null;
 }
 
+/** One `--pair-within` column: the top-level column and the path of struct fields under it. */
+export interface PairWithinColumn {
+  /** As given on the command line. */
+  name: string;
+  column: string;
+  path: readonly string[];
+}
+
 export interface SchemaOverrides {
   schema?: SchemaName;
+  /** `--source NAME`: a known corpus (SOURCES); fills in the schema and every column option not given. */
+  source?: SourceName;
+  /** `--instance-from-id REGEX` (sources.ts CODERFORGE_INSTANCE is the built-in one). */
+  instanceFromId?: string;
+  /** `--pair-within COLUMN[,COLUMN]`. */
+  pairWithin?: readonly string[];
+  /** The input has no run id: make one from the instance (set by sources whose corpus has none). */
+  synthesiseId?: boolean;
   /** A column name, or several joined by "," (a composite id). */
   idColumn?: string;
   instanceColumn?: string;
@@ -85,7 +116,7 @@ export const ID_CANDIDATES: readonly string[] = ['trajectory_id', 'traj_id', 'id
 export const COMPOSITE_ID: readonly string[] = ['run_id', 'instance_id'];
 export const INSTANCE_CANDIDATES: readonly string[] = ['instance_id'];
 export const MESSAGES_CANDIDATES: readonly string[] = ['messages', 'trajectory'];
-export const RESOLVED_CANDIDATES: readonly string[] = ['resolved'];
+export const RESOLVED_CANDIDATES: readonly string[] = ['resolved', 'target', 'reward'];
 
 /** A schema error (exit code 6), listing the columns found. */
 export class SchemaError extends UserError {
@@ -97,19 +128,6 @@ export class SchemaError extends UserError {
 
 export function isSchemaName(s: string): s is SchemaName {
   return (SCHEMAS as readonly string[]).includes(s);
-}
-
-/** JSON text parsed (text that is not JSON stays as it is); a BadValue when it nests too deeply. */
-function parseIfString(v: unknown, what = 'JSON text'): unknown {
-  if (typeof v !== 'string') return v;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(v);
-  } catch {
-    return v;
-  }
-  if (nestedDeeperThan(parsed)) throw new BadValue(tooDeepMessage(what));
-  return parsed;
 }
 
 /** parseIfString for detection, which only looks: too-deep text is no evidence (the decode pass reports it). */
@@ -140,17 +158,22 @@ function hasCalls(tc: unknown): boolean {
   return Array.isArray(v) && v.length > 0;
 }
 
-/** What the sample row's messages say: assistant tool calls, action fences. */
-function sampleActions(messages: unknown): { calls: boolean; fences: boolean; assistants: number } {
+/** What the sample row's messages say: assistant tool calls, XML function calls, action fences. */
+function sampleActions(messages: unknown): { calls: boolean; xml: boolean; fences: boolean; bareFences: boolean; assistants: number } {
   const list = peekIfString(messages);
-  const out = { calls: false, fences: false, assistants: 0 };
+  const out = { calls: false, xml: false, fences: false, bareFences: false, assistants: 0 };
   if (!Array.isArray(list)) return out;
   for (const m of list) {
-    if (m === null || typeof m !== 'object' || (m as { role?: unknown }).role !== 'assistant') continue;
+    if (m === null || typeof m !== 'object') continue;
+    const role = (m as { role?: unknown }).role;
+    if (role !== 'assistant' && role !== 'ai') continue;
     out.assistants++;
-    const msg = m as { content?: unknown; tool_calls?: unknown };
+    const msg = m as { content?: unknown; text?: unknown; tool_calls?: unknown };
+    const content = typeof msg.content === 'string' ? msg.content : typeof msg.text === 'string' ? msg.text : null;
     if (hasCalls(msg.tool_calls)) out.calls = true;
-    else if (typeof msg.content === 'string' && lastActionBlock(msg.content)) out.fences = true;
+    else if (content !== null && xmlFunctionCalls(content).length > 0) out.xml = true;
+    else if (content !== null && lastActionBlock(content)) out.fences = true;
+    else if (content !== null && lastActionBlock(content, { bareFence: true })) out.bareFences = true;
   }
   return out;
 }
@@ -159,8 +182,60 @@ function splitList(s: string): string[] {
   return s.split(',').map((x) => x.trim()).filter((x) => x !== '');
 }
 
+/** `--pair-within` names resolved against the columns: the longest leading dotted part that is a column. */
+export function resolvePairWithin(names: readonly string[], columnNames: readonly string[]): PairWithinColumn[] {
+  const cols = new Set(columnNames);
+  return names.map((name) => {
+    const parts = name.split('.');
+    for (let k = parts.length; k >= 1; k--) {
+      const column = parts.slice(0, k).join('.');
+      if (cols.has(column)) return { name, column, path: parts.slice(k) };
+    }
+    throw new SchemaError(`--pair-within ${name}: no such column`, columnNames);
+  });
+}
+
+/** `--instance-from-id`: the regular expression, checked (a usage error when it does not compile). */
+export function instancePattern(source: string): RegExp {
+  try {
+    return new RegExp(source, 'u');
+  } catch (e) {
+    throw new UserError(`--instance-from-id ${source}: not a regular expression (${(e as Error).message})`, ExitCode.usage);
+  }
+}
+
+/** The overrides of `--source NAME` under those given explicitly (explicit ones win). */
+function withSource(overrides: SchemaOverrides): SchemaOverrides {
+  if (overrides.source === undefined) return overrides;
+  if (!isSourceName(overrides.source)) {
+    throw new UserError(`--source ${String(overrides.source)}: expected one of ${SOURCE_NAMES.join(', ')}`, ExitCode.usage);
+  }
+  const preset = SOURCES[overrides.source].overrides;
+  if (overrides.schema !== undefined && overrides.schema !== preset.schema) {
+    throw new UserError(`--source ${overrides.source} reads schema ${preset.schema}; leave out --schema ${overrides.schema}`, ExitCode.usage);
+  }
+  const own = Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined)) as SchemaOverrides;
+  const merged: SchemaOverrides = { ...preset, ...own };
+  // A column given for a role replaces the preset's rule for that role.
+  if (own.idColumn !== undefined) delete merged.synthesiseId;
+  if (own.instanceColumn !== undefined && own.instanceFromId === undefined) delete merged.instanceFromId;
+  return merged;
+}
+
+/** The layouts recognised from the column names alone (no option, no sample needed). */
+function layoutFromColumns(cols: ReadonlySet<string>): { source: SourceName; reason: string } | null {
+  const hasId = ID_CANDIDATES.some((c) => cols.has(c)) || COMPOSITE_ID.every((c) => cols.has(c));
+  if (!hasId && cols.has('instance_id') && cols.has('trajectory') && cols.has('target')) {
+    return { source: 'swe-agent', reason: 'columns instance_id + trajectory + target, no run id (nebius/SWE-agent-trajectories layout)' };
+  }
+  if (cols.has('trajectory_id') && !cols.has('instance_id') && cols.has('messages') && cols.has('reward')) {
+    return { source: 'coderforge', reason: 'columns trajectory_id + messages + reward, no instance_id (togethercomputer/CoderForge-Preview layout)' };
+  }
+  return null;
+}
+
 /** Detect (or apply) the schema and the column mapping. Throws SchemaError. */
-export function detectSchema(columnNames: readonly string[], sampleRow?: unknown, overrides: SchemaOverrides = {}): Detection {
+export function detectSchema(columnNames: readonly string[], sampleRow?: unknown, given: SchemaOverrides = {}): Detection {
   const cols = new Set(columnNames);
   const err = (msg: string) => new SchemaError(msg, columnNames);
   const named = (option: string, column: string | undefined): string | undefined => {
@@ -168,8 +243,15 @@ export function detectSchema(columnNames: readonly string[], sampleRow?: unknown
     if (!cols.has(column)) throw err(`${option} ${column}: no such column`);
     return column;
   };
-  if (overrides.schema !== undefined && !isSchemaName(overrides.schema)) {
-    throw new UserError(`--schema ${String(overrides.schema)}: expected one of ${SCHEMAS.join(', ')}`, ExitCode.usage);
+  if (given.schema !== undefined && !isSchemaName(given.schema)) {
+    throw new UserError(`--schema ${String(given.schema)}: expected one of ${SCHEMAS.join(', ')}`, ExitCode.usage);
+  }
+  const byColumns = given.source === undefined && given.schema === undefined ? layoutFromColumns(cols) : null;
+  const overrides = withSource(byColumns ? { ...given, source: byColumns.source } : given);
+  const fromSource = overrides.source !== undefined ? (given.source ?? null) : null;
+  if (overrides.instanceFromId !== undefined) instancePattern(overrides.instanceFromId);
+  if (overrides.instanceFromId !== undefined && given.instanceColumn !== undefined) {
+    throw new UserError('give --instance-column or --instance-from-id, not both', ExitCode.usage);
   }
 
   // id
@@ -177,15 +259,21 @@ export function detectSchema(columnNames: readonly string[], sampleRow?: unknown
   if (overrides.idColumn !== undefined) {
     const parts = splitList(overrides.idColumn);
     if (parts.length === 0) throw new UserError('--id-column: no column named', ExitCode.usage);
-    parts.forEach((p) => named('--id-column', p));
+    parts.forEach((p) => named(fromSource && given.idColumn === undefined ? `--source ${fromSource}: id column` : '--id-column', p));
     id = parts.length === 1 ? parts[0]! : parts;
+  } else if (overrides.synthesiseId) {
+    id = [];
   } else {
     id = ID_CANDIDATES.find((c) => cols.has(c));
     if (id === undefined && COMPOSITE_ID.every((c) => cols.has(c))) id = [...COMPOSITE_ID];
   }
-  const instance = named('--instance-column', overrides.instanceColumn) ?? INSTANCE_CANDIDATES.find((c) => cols.has(c));
-  const resolved = named('--resolved-column', overrides.resolvedColumn) ?? RESOLVED_CANDIDATES.find((c) => cols.has(c));
-  let messages = named('--messages-column', overrides.messagesColumn);
+  const presetName = (option: string, v: string | undefined, own: string | undefined) => (fromSource && own === undefined && v !== undefined ? `--source ${fromSource}: ${option.replace(/^--/, '').replace('-column', '')} column` : option);
+  const instance =
+    overrides.instanceFromId !== undefined
+      ? null
+      : (named(presetName('--instance-column', overrides.instanceColumn, given.instanceColumn), overrides.instanceColumn) ?? INSTANCE_CANDIDATES.find((c) => cols.has(c)));
+  const resolved = named(presetName('--resolved-column', overrides.resolvedColumn, given.resolvedColumn), overrides.resolvedColumn) ?? RESOLVED_CANDIDATES.find((c) => cols.has(c));
+  let messages = named(presetName('--messages-column', overrides.messagesColumn, given.messagesColumn), overrides.messagesColumn);
   const passedOver: string[] = [];
   if (messages === undefined) {
     for (const c of MESSAGES_CANDIDATES) {
@@ -202,15 +290,23 @@ export function detectSchema(columnNames: readonly string[], sampleRow?: unknown
 
   const missing: string[] = [];
   if (id === undefined) missing.push(`id column (tried ${ID_CANDIDATES.join(', ')}, ${COMPOSITE_ID.join('+')}; or --id-column)`);
-  if (instance === undefined) missing.push(`instance column (tried ${INSTANCE_CANDIDATES.join(', ')}; or --instance-column)`);
+  if (instance === undefined) missing.push(`instance column (tried ${INSTANCE_CANDIDATES.join(', ')}; or --instance-column, or --instance-from-id REGEX)`);
   if (messages === undefined) {
     const over = passedOver.length > 0 ? `; ${passedOver.join(', ')} in the sample row is not a list of messages with a role` : '';
     missing.push(`messages column (tried ${MESSAGES_CANDIDATES.join(', ')}${over}; or --messages-column)`);
   }
   if (resolved === undefined) missing.push(`resolved column (tried ${RESOLVED_CANDIDATES.join(', ')}; or --resolved-column)`);
   if (missing.length > 0) {
-    const what = overrides.schema ? `cannot map the columns for --schema ${overrides.schema}` : 'cannot detect the input schema';
-    throw err(`${what}: no ${missing.join('; no ')}`);
+    const what = fromSource
+      ? `cannot map the columns for --source ${fromSource}`
+      : overrides.schema
+        ? `cannot map the columns for --schema ${overrides.schema}`
+        : 'cannot detect the input schema';
+    const hint = fromSource ? '' : `; or name the corpus with --source (${SOURCE_NAMES.join(', ')})`;
+    throw err(`${what}: no ${missing.join('; no ')}${hint}`);
+  }
+  if (overrides.instanceFromId !== undefined && Array.isArray(id) && id.length === 0) {
+    throw new UserError('--instance-from-id needs a trajectory id column', ExitCode.usage);
   }
 
   const mapping: ColumnMapping = {
@@ -221,12 +317,25 @@ export function detectSchema(columnNames: readonly string[], sampleRow?: unknown
     tools: cols.has('tools') ? 'tools' : null,
     repo: cols.has('repo') ? 'repo' : null,
   };
+  if (overrides.instanceFromId !== undefined) mapping.instanceFromId = overrides.instanceFromId;
+  if (overrides.pairWithin !== undefined && overrides.pairWithin.length > 0) mapping.pairWithin = resolvePairWithin(overrides.pairWithin, columnNames);
 
+  if (byColumns) return { schema: overrides.schema!, mapping, auto: true, reason: byColumns.reason };
+  if (fromSource) return { schema: overrides.schema!, mapping, auto: false, reason: `given with --source ${fromSource} (${SOURCES[fromSource].corpus})` };
   if (overrides.schema !== undefined) return { schema: overrides.schema, mapping, auto: false, reason: 'given with --schema' };
 
   const sample = sampleRow === undefined ? null : sampleActions(sampleValue(sampleRow, mapping.messages));
+  if (sample && !sample.calls && sample.xml) {
+    return { schema: 'swe-smith', mapping, auto: true, reason: `the sample row's assistant messages have no tool calls and hold <function=...> calls (SWE-smith xml layout)` };
+  }
   if (sample && !sample.calls && sample.fences) {
     return { schema: 'text-actions', mapping, auto: true, reason: `the sample row's assistant messages have no tool calls and hold fenced bash blocks` };
+  }
+  if (mapping.id === 'traj_id' && mapping.messages === 'messages') {
+    return { schema: 'swe-smith', mapping, auto: true, reason: `columns traj_id + messages (SWE-smith layout)` };
+  }
+  if (sample && !sample.calls && sample.bareFences) {
+    return { schema: 'swe-smith', mapping, auto: true, reason: `the sample row's assistant messages have no tool calls and end in fenced blocks without a language (SWE-agent style)` };
   }
   const idText = Array.isArray(mapping.id) ? mapping.id.join('+') : (mapping.id as string);
   if (mapping.messages === 'messages' && mapping.id === 'trajectory_id') {
@@ -235,18 +344,40 @@ export function detectSchema(columnNames: readonly string[], sampleRow?: unknown
   return { schema: 'openhands', mapping, auto: true, reason: `columns ${idText} + ${mapping.messages}${sample?.calls ? ', tool calls in the sample row' : ''}` };
 }
 
+/** The id rule as printed: the column(s), or the synthesised form. */
+function idText(m: ColumnMapping): string {
+  if (Array.isArray(m.id)) return m.id.length === 0 ? `<${m.instance}>#<n>` : m.id.join('+');
+  return m.id as string;
+}
+
 /** The line the CLI prints about the choice. */
 export function describeDetection(d: Detection): string {
   const m = d.mapping;
-  const id = Array.isArray(m.id) ? m.id.join('+') : (m.id as string);
-  const extra = [m.tools ? `tools=${m.tools}` : null, m.repo ? `repo=${m.repo}` : null].filter(Boolean).join(' ');
-  return `schema ${d.schema} (${d.auto ? `auto-detected: ${d.reason}` : d.reason}); columns id=${id} instance=${m.instance} messages=${m.messages} resolved=${m.resolved}${extra ? ` ${extra}` : ''}`;
+  const instance = m.instance ?? `${idText(m)}=~/${m.instanceFromId ?? ''}/`;
+  const extra = [
+    m.tools ? `tools=${m.tools}` : null,
+    m.repo ? `repo=${m.repo}` : null,
+    m.pairWithin && m.pairWithin.length > 0 ? `pair-within=${m.pairWithin.map((p) => p.name).join(',')}` : null,
+  ]
+    .filter(Boolean)
+    .join(' ');
+  return `schema ${d.schema} (${d.auto ? `auto-detected: ${d.reason}` : d.reason}); columns id=${idText(m)} instance=${instance} messages=${m.messages} resolved=${m.resolved}${extra ? ` ${extra}` : ''}`;
 }
 
 /** Every column the mapping reads (for a reader's projection). */
 export function mappedColumns(m: ColumnMapping): string[] {
   const ids = Array.isArray(m.id) ? m.id : [m.id as string];
-  return [...new Set([...ids, m.instance, m.messages, m.resolved, ...(m.tools ? [m.tools] : []), ...(m.repo ? [m.repo] : [])])];
+  const pairs = (m.pairWithin ?? []).map((p) => p.column);
+  return [...new Set([...ids, ...(m.instance !== null ? [m.instance] : []), m.messages, m.resolved, ...(m.tools ? [m.tools] : []), ...(m.repo ? [m.repo] : []), ...pairs])];
+}
+
+/**
+ * The contract's own layout (openhands, `trajectory_id` + `trajectory`): its values are read exactly as
+ * the contract types them, whatever other sources allow (a string trajectory is a bad value, roles
+ * are not mapped), so its output cannot change.
+ */
+export function isContractLayout(mapping: ColumnMapping, schema: SchemaName): boolean {
+  return schema === 'openhands' && mapping.messages === 'trajectory' && mapping.id === 'trajectory_id';
 }
 
 /** The standard row the pipeline reads (contract/mine-rows.ts InputRow, upstream column names). A type alias, so it is an InputRow. */
@@ -262,6 +393,7 @@ export type StandardRow = {
 /** The row's trajectory id under `id` (a composite id: non-empty string parts joined by ":", else null). */
 export function trajectoryIdOf(row: Record<string, unknown>, id: ColumnMapping['id']): unknown {
   if (!Array.isArray(id)) return row[id as string];
+  if (id.length === 0) return null; // synthesised later, in read order (identity.ts)
   const parts = id.map((c) => row[c]);
   return parts.every((p) => typeof p === 'string' && p !== '') ? parts.join(':') : null;
 }
@@ -278,13 +410,12 @@ export function parseTools(v: unknown): unknown {
  * per-schema conversions have one place; the conversions above are safe for every schema.
  */
 export function toStandardRow(row: Record<string, unknown>, mapping: ColumnMapping, schema: SchemaName): StandardRow {
-  void schema;
   return {
     trajectory_id: trajectoryIdOf(row, mapping.id),
-    instance_id: row[mapping.instance],
+    instance_id: mapping.instance !== null ? row[mapping.instance] : null,
     repo: mapping.repo ? (row[mapping.repo] ?? null) : null,
     resolved: row[mapping.resolved],
-    trajectory: parseIfString(row[mapping.messages], mapping.messages),
+    trajectory: isContractLayout(mapping, schema) ? row[mapping.messages] : sourceMessages(row[mapping.messages], schema, mapping.messages),
     tools: mapping.tools ? parseTools(row[mapping.tools]) : null,
   };
 }

@@ -25,9 +25,21 @@
 //   - ACTION languages: bash, sh, shell, and mswea_bash_command (mini-swe-agent's alternative tag).
 //     A bare fence (no info string, the classic SWE-agent "thought_action" format) counts only with
 //     `{ bareFence: true }`.
+//
+// XML function calls (`{ xml: true }`, the SWE-smith `xml` rendering; docs/mining-contract.md §10.3):
+//   - a call is `<function=NAME>` (NAME: one or more characters, no ">" and no line end) up to the
+//     next `</function>`; an opening tag with no closing one is not a call, and ends the scan;
+//   - its parameters are `<parameter=K>V</parameter>` inside the call (K as NAME); V is the text
+//     between the tags with ONE leading and ONE trailing "\n" removed (the rendering writes long
+//     values as `<parameter=K>\nV\n</parameter>`); a repeated K keeps the last V; an unclosed
+//     parameter is ignored;
+//   - the signature is one line per call, in order: NAME + " " + canon({K: V, ...}) (sign.ts
+//     canonArguments: stable JSON, top-level reasoning keys removed), as tool calls are signed;
+//   - text outside the calls (the thought) is narration and takes no part.
 import { norm } from '../contract/normalise.js';
-import { actionSignature, keyAndSignature, keyParts } from '../contract/sign.js';
+import { actionSignature, canonArguments, keyAndSignature, keyParts } from '../contract/sign.js';
 import type { Message, ToolCall } from '../types.js';
+import type { SchemaName } from './schema.js';
 
 export const ACTION_LANGUAGES: readonly string[] = ['bash', 'sh', 'shell', 'mswea_bash_command'];
 
@@ -36,6 +48,87 @@ export interface TextActionOptions {
   bareFence?: boolean;
   /** Languages whose blocks are actions. Default ACTION_LANGUAGES. */
   languages?: readonly string[];
+  /** Sign `<function=NAME>` calls in the text (SWE-smith xml). Default false. */
+  xml?: boolean;
+}
+
+/** The text-action schemes: how each schema signs a text-only assistant reply. */
+export const TEXT_ACTION_SCHEMES = {
+  /** mini-swe-agent: the last ```bash (sh, shell, mswea_bash_command) block. */
+  'text-actions': {},
+  /** SWE-agent 0.x (nebius/SWE-agent-trajectories): the last fenced block, with or without a language. */
+  'swe-agent': { bareFence: true },
+  /** SWE-smith renderings: XML function calls (xml), else the last fenced block (ticks); tool calls (tool) as the contract. */
+  'swe-smith': { bareFence: true, xml: true },
+} as const satisfies Record<string, TextActionOptions>;
+
+export type TextActionScheme = keyof typeof TEXT_ACTION_SCHEMES;
+
+/** The signature scheme of a schema: 'contract' (tool calls, §3.2) or one of TEXT_ACTION_SCHEMES. */
+export function signatureSchemeOf(schema: SchemaName): 'contract' | TextActionScheme {
+  return Object.hasOwn(TEXT_ACTION_SCHEMES, schema) ? (schema as TextActionScheme) : 'contract';
+}
+
+export interface XmlFunctionCall {
+  name: string;
+  /** Parameters by name (null prototype: every name is data). */
+  params: Record<string, string>;
+}
+
+const FUNCTION_OPEN = '<function=';
+const FUNCTION_CLOSE = '</function>';
+const PARAM_OPEN = '<parameter=';
+const PARAM_CLOSE = '</parameter>';
+
+/** The name of a tag `<function=NAME>` / `<parameter=NAME>` starting at `at` (after the "="), or null. */
+function tagName(s: string, at: number, end: number): { name: string; next: number } | null {
+  const gt = s.indexOf('>', at);
+  if (gt === -1 || gt >= end || gt === at) return null;
+  const name = s.slice(at, gt);
+  if (name.includes('\n') || name.includes('<')) return null;
+  return { name, next: gt + 1 };
+}
+
+function stripOneNewline(v: string): string {
+  let out = v.startsWith('\n') ? v.slice(1) : v;
+  if (out.endsWith('\n')) out = out.slice(0, -1);
+  return out;
+}
+
+/** Every closed `<function=NAME>...</function>` call of `content`, in order (rules in the header). */
+export function xmlFunctionCalls(content: string | null | undefined): XmlFunctionCall[] {
+  if (!content || !content.includes(FUNCTION_OPEN)) return [];
+  const out: XmlFunctionCall[] = [];
+  let at = 0;
+  for (;;) {
+    const open = content.indexOf(FUNCTION_OPEN, at);
+    if (open === -1) break;
+    const tag = tagName(content, open + FUNCTION_OPEN.length, content.length);
+    if (!tag) {
+      at = open + FUNCTION_OPEN.length;
+      continue;
+    }
+    const close = content.indexOf(FUNCTION_CLOSE, tag.next);
+    if (close === -1) break; // unclosed: not a call, and nothing after it counts
+    const params = Object.create(null) as Record<string, string>;
+    let p = tag.next;
+    for (;;) {
+      const po = content.indexOf(PARAM_OPEN, p);
+      if (po === -1 || po >= close) break;
+      const ptag = tagName(content, po + PARAM_OPEN.length, close);
+      if (!ptag) {
+        p = po + PARAM_OPEN.length;
+        continue;
+      }
+      const pc = content.indexOf(PARAM_CLOSE, ptag.next);
+      if (pc === -1 || pc > close) break; // unclosed parameter: ignored
+      params[ptag.name] = stripOneNewline(content.slice(ptag.next, pc));
+      p = pc + PARAM_CLOSE.length;
+    }
+    out.push({ name: tag.name, params });
+    at = close + FUNCTION_CLOSE.length;
+  }
+  return out;
 }
 
 export interface FencedBlock {
@@ -95,6 +188,10 @@ export function textActionMessageSignature(
   opts: TextActionOptions = {},
 ): string {
   if (msg.tool_calls && msg.tool_calls.length > 0) return actionSignature(msg, reasoningKeys);
+  if (opts.xml) {
+    const calls = xmlFunctionCalls(msg.content);
+    if (calls.length > 0) return calls.map((c) => `${c.name} ${canonArguments(c.params, reasoningKeys)}`).join('\n');
+  }
   return textActionSignature(msg.content, opts);
 }
 

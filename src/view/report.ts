@@ -8,6 +8,7 @@ import { diffTexts } from './diff.js';
 import { esc, fmtInt, groupedHbarChart, hbarChart, histogram, type Bin, type HBar } from './charts.js';
 import { REPORT_CSS, REPORT_JS } from './report-assets.js';
 import { tokenSectionHtml, type ReportTokens } from './report-tokens.js';
+import { treeCountersOf, treeFunnelHtml, valueGapHistogram } from './report-tree.js';
 
 /** The JSON `mine --stats` writes (only `counters` and `options.min_similarity_skip` are read). */
 export interface StatsDoc {
@@ -85,6 +86,8 @@ export class ReportBuilder {
   private readonly turn: number[] = [];
   private readonly msg: number[] = [];
   private readonly sim: number[] = [];
+  /** `--pairing tree` rows: chosen_value - rejected_value. */
+  private readonly gaps: number[] = [];
   private readonly ct: number[] = [];
   private readonly rt: number[] = [];
   private readonly cid: string[] = [];
@@ -119,6 +122,8 @@ export class ReportBuilder {
     this.turn.push(pair.divergence_turn);
     this.msg.push(pair.divergence_msg_index);
     this.sim.push(Math.round(pair.action_similarity * 10000) / 10000);
+    const tv = pair as typeof pair & { chosen_value?: number; rejected_value?: number };
+    if (typeof tv.chosen_value === 'number' && typeof tv.rejected_value === 'number') this.gaps.push(tv.chosen_value - tv.rejected_value);
     this.ct.push(this.intern(this.labels, actionLabel(pair.chosen)));
     this.rt.push(this.intern(this.labels, actionLabel(pair.rejected)));
     this.cid.push(pair.chosen_trajectory_id);
@@ -218,7 +223,7 @@ export class ReportBuilder {
 <div class="grid2">
 <figure><figcaption>divergence turn (assistant turns before the diverging action)</figcaption>${this.turnHistogram()}</figure>
 <figure><figcaption>action similarity of chosen vs rejected</figcaption>${this.similarityHistogram()}</figure>
-</div></section>
+</div>${this.gaps.length > 0 ? `<figure><figcaption>value gap of the two branches (tree pairing)</figcaption>${valueGapHistogram(this.gaps)}</figure>` : ''}</section>
 <section id="tools"><h2>Tool mix: chosen vs rejected</h2>${this.toolChart()}</section>
 <section id="repos"><h2>Pairs per repository</h2>${this.repoChart()}</section>
 <section id="pairs"><h2>Pairs</h2>
@@ -269,6 +274,7 @@ export class ReportBuilder {
     if (!s) {
       return `<p class="note" id="funnel-missing">No stats file given. Run <code>divergence-mine mine … --stats stats.json</code> and pass it here with <code>--stats stats.json</code> to see the mining funnel.</p>`;
     }
+    if (treeCountersOf(s)) return treeFunnelHtml(s, this.count);
     const c = (k: string) => (typeof s.counters[k] === 'number' ? (s.counters[k] as number) : 0);
     const traj = Math.max(c('trajectories_read'), 1);
     const inst = Math.max(c('instances'), 1);

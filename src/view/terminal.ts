@@ -317,6 +317,29 @@ function fillParts(parts: string[], sep: string, width: number): string[] {
   return lines;
 }
 
+/** A `--pairing tree` row's values (io/pairs.ts copies them onto the pair). */
+function treeOf(pair: PairRow): Record<string, number> | null {
+  const t = pair as PairRow & Partial<Record<string, number>>;
+  return typeof t.chosen_value === 'number' ? (t as unknown as Record<string, number>) : null;
+}
+
+const share = (v: number) => (Number.isInteger(v) ? String(v) : v.toFixed(3).replace(/0+$/, ''));
+
+/** "value 0.75 (3 of 4 attempts resolved)" for one side of a tree row; null for other rows. */
+function treeSide(pair: PairRow, side: 'chosen' | 'rejected'): string | null {
+  const t = treeOf(pair);
+  if (!t) return null;
+  const v = t[`${side}_value`]!;
+  const n = t[`${side}_support`]!;
+  return `value ${share(v)} (${Math.round(v * n)} of ${n} attempt${n === 1 ? '' : 's'} resolved)`;
+}
+
+function treeLine(pair: PairRow, width: number): string[] {
+  const t = treeOf(pair);
+  if (!t) return [];
+  return fillParts([`tree pairing`, `value gap ${share(t.chosen_value! - t.rejected_value!)}`, `branch depth ${t.branch_depth}`], ' · ', width);
+}
+
 /** The header lines: ids, repo, turn, message index, similarity (wrapped to the width). */
 function header(pair: PairRow, index: number, p: Painter, width: number): string[] {
   const n = pair.prompt.length;
@@ -332,8 +355,9 @@ function header(pair: PairRow, index: number, p: Painter, width: number): string
       ' · ',
       width,
     ),
-    ...fillParts([p.paint('chosen  ', SGR.green, SGR.bold), pair.chosen_trajectory_id, '(resolved)'], ' ', width),
-    ...fillParts([p.paint('rejected', SGR.red, SGR.bold), pair.rejected_trajectory_id, '(failed)'], ' ', width),
+    ...treeLine(pair, width),
+    ...fillParts([p.paint('chosen  ', SGR.green, SGR.bold), pair.chosen_trajectory_id, treeSide(pair, 'chosen') ?? '(resolved)'], ' ', width),
+    ...fillParts([p.paint('rejected', SGR.red, SGR.bold), pair.rejected_trajectory_id, treeSide(pair, 'rejected') ?? '(failed)'], ' ', width),
   ];
 }
 
