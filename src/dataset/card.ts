@@ -369,18 +369,18 @@ function schemaTable(input: CardInput): string {
         ? 'messages removed by `--prompt-window auto` (the oldest, until the row fits `--max-length`; system, first user and whole tool-call/result groups kept)'
         : `messages removed by \`--prompt-window ${input.promptWindow}\` (system, first user and the last ${input.promptWindow} messages kept; tool results stay with their call)`,
     ]);
-  if (input.tokens)
-    rows.push(
-      ['prompt_tokens', 'int \\| null', 'tokens of the prompt rendered with the generation prompt (see "Token lengths")'],
-      ['chosen_tokens', 'int \\| null', 'tokens of prompt+chosen after the prompt\'s tokens'],
-      ['rejected_tokens', 'int \\| null', 'tokens of prompt+rejected after the prompt\'s tokens'],
-    );
   if (trl)
     rows.push([
       'tools',
       'string \\| null',
       'JSON list of the trajectory\'s tool definitions (upstream null placeholders removed); TRL\'s DPOTrainer passes it to the chat template',
     ]);
+  if (input.tokens)
+    rows.push(
+      ['prompt_tokens', 'int \\| null', 'tokens of the prompt rendered with the generation prompt (see "Token lengths")'],
+      ['chosen_tokens', 'int \\| null', 'tokens of prompt+chosen after the prompt\'s tokens'],
+      ['rejected_tokens', 'int \\| null', 'tokens of prompt+rejected after the prompt\'s tokens'],
+    );
   return ['| field | type | description |', '|---|---|---|', ...rows.map((r) => `| \`${r[0]}\` | ${r[1]} | ${r[2]} |`)].join('\n');
 }
 
