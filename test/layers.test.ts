@@ -17,9 +17,11 @@ const BELOW_CONTRACT = ['contract', ...BASE];
 const ALLOWED: Record<string, readonly string[]> = {
   cli: ['commands', 'io', ...BELOW_CONTRACT],
   index: ['engine', 'pairing', 'shapes', 'sources', 'io', ...BELOW_CONTRACT],
-  commands: ['view', 'dataset', 'engine', 'pairing', 'shapes', 'sources', 'io', 'parquet', ...BELOW_CONTRACT],
-  view: ['pairing', 'shapes', 'sources', 'io', ...BELOW_CONTRACT],
-  dataset: ['engine', 'pairing', 'shapes', 'sources', 'io', ...BELOW_CONTRACT],
+  commands: ['view', 'dataset', 'tokens', 'engine', 'pairing', 'shapes', 'sources', 'io', 'parquet', ...BELOW_CONTRACT],
+  view: ['tokens', 'pairing', 'shapes', 'sources', 'io', ...BELOW_CONTRACT],
+  dataset: ['tokens', 'engine', 'pairing', 'shapes', 'sources', 'io', ...BELOW_CONTRACT],
+  // Tokenizer loading, token counts of rendered rows, token-based windowing (@huggingface/tokenizers).
+  tokens: ['shapes', 'sources', 'io', ...BELOW_CONTRACT],
   engine: ['pairing', 'shapes', 'sources', 'io', 'parquet', ...BELOW_CONTRACT],
   // Pairings beyond the contract's walk (the tree pairing, failure-cause filters): pure, like the contract.
   pairing: BELOW_CONTRACT,

@@ -20,7 +20,12 @@ import {
   tally,
   type CheckSummary,
   type LoadedTemplate,
+  type RowRenders,
 } from '../dataset/template.js';
+import { BUILTIN_TEMPLATE_NAME, BUILTIN_TEMPLATE_SOURCE } from '../tokens/builtin-template.js';
+import { TokenCounter } from '../tokens/counter.js';
+import { loadTokenizer } from '../tokens/load.js';
+import { tokenPrefixMismatch } from '../tokens/prefix.js';
 
 export interface CheckTemplateOptions {
   template: string;
@@ -28,6 +33,8 @@ export interface CheckTemplateOptions {
   /** Problem lines to print; 0 = all. */
   maxReport?: number;
   quiet?: boolean;
+  /** `--tokenizer`: also check the prefix on token ids (src/tokens/prefix.ts). */
+  tokenizer?: string | null;
 }
 
 /** A row with where it came from. `value` is the parsed row, or an Error for an unparsable line. */
@@ -38,6 +45,7 @@ export interface SourcedRow {
 }
 
 export function loadTemplate(path: string, name: string | null = null): LoadedTemplate {
+  if (path === BUILTIN_TEMPLATE_NAME && !existsSync(path)) return parseTemplateFile(BUILTIN_TEMPLATE_SOURCE, `${BUILTIN_TEMPLATE_NAME}.jinja`, name);
   if (!existsSync(path)) throw new UserError(`${path}: template file not found`, ExitCode.missingInput);
   let text: string;
   try {
@@ -183,7 +191,9 @@ export async function runCheckTemplate(
   out: (line: string) => void,
 ): Promise<CheckSummary> {
   const template = loadTemplate(opts.template, opts.templateName ?? null);
+  const counter = opts.tokenizer ? new TokenCounter(loadTokenizer(opts.tokenizer).tokenizer) : null;
   const summary = emptySummary();
+  summary.tokenized = counter !== null;
   const max = opts.maxReport ?? 50;
   let printed = 0;
   let suppressed = 0;
@@ -196,8 +206,20 @@ export async function runCheckTemplate(
   };
   for (const f of files) {
     for await (const { file, index, value } of readPairsFile(f)) {
+      const renders: RowRenders = {};
       const res =
-        value instanceof Error ? { problems: [{ kind: 'shape' as const, message: value.message }], warnings: [] } : checkRow(template, value);
+        value instanceof Error ? { problems: [{ kind: 'shape' as const, message: value.message }], warnings: [] } : checkRow(template, value, renders);
+      if (counter && renders.prompt !== undefined) {
+        for (const [side, full, kind] of [
+          ['chosen', renders.chosen, 'chosen-token-prefix'],
+          ['rejected', renders.rejected, 'rejected-token-prefix'],
+        ] as const) {
+          // A string that is not a prefix is reported already; the token check is for the strings that are.
+          if (full === undefined || !full.startsWith(renders.prompt)) continue;
+          const m = tokenPrefixMismatch(counter, renders.prompt, full, side);
+          if (m) res.problems.push({ kind, message: m.message });
+        }
+      }
       tally(summary, res);
       const id = (value as { instance_id?: unknown } | null)?.instance_id;
       const where = `${file}:${index}${typeof id === 'string' ? ` (${id})` : ''}`;
@@ -224,14 +246,15 @@ export function registerCheckTemplate(program: Command): Command {
         'or whose rendered prompt is not a prefix of prompt+chosen / prompt+rejected',
     )
     .argument('<pairs...>', 'pairs files in the trl shape (.jsonl, .jsonl.gz or .parquet)')
-    .requiredOption('--template <file>', 'a .jinja chat template, or a tokenizer_config.json with a chat_template field')
+    .requiredOption('--template <file>', `a .jinja chat template, a tokenizer_config.json with a chat_template field, or ${BUILTIN_TEMPLATE_NAME} (the built-in one)`)
+    .option('--tokenizer <path|qwen3>', 'also check the prefix on token ids, as TRL does: a tokenizer.json (or its folder), or qwen3 (bundled)')
     .option('--template-name <name>', 'which named template of a tokenizer_config.json to use (default: tool_use for rows with tools, else default)')
     .option('--max-report <n>', 'print at most n problem lines (0 = all)', nonNegativeInt, 50)
     .option('--quiet', 'print only the summary line')
-    .action(async (pairs: string[], o: { template: string; templateName?: string; maxReport: number; quiet?: boolean }) => {
+    .action(async (pairs: string[], o: { template: string; templateName?: string; maxReport: number; quiet?: boolean; tokenizer?: string }) => {
       const summary = await runCheckTemplate(
         pairs,
-        { template: o.template, templateName: o.templateName ?? null, maxReport: o.maxReport, quiet: o.quiet ?? false },
+        { template: o.template, templateName: o.templateName ?? null, maxReport: o.maxReport, quiet: o.quiet ?? false, tokenizer: o.tokenizer ?? null },
         (line) => process.stdout.write(line + '\n'),
       );
       if (summary.failed > 0)

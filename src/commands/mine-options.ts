@@ -78,7 +78,7 @@ export interface MineCliOptions {
   /** Training output: see src/shapes/ and src/dataset/. */
   shape?: 'published' | 'trl' | 'sft' | 'kto';
   arguments?: ArgumentsMode;
-  promptWindow?: number;
+  promptWindow?: number | 'auto';
   split?: string[];
   splitBy?: SplitBy;
   shards?: number;
@@ -99,6 +99,10 @@ export interface MineCliOptions {
   maxContinuationMessages?: number;
   unit?: 'pairs' | 'groups';
   behavior?: boolean;
+  /** Token counts (src/tokens/). */
+  tokenizer?: string;
+  template?: string;
+  maxLength?: number;
   /** Pairing beyond the contract's walk (src/pairing/, docs/tree-pairing.md). */
   pairing?: 'contract' | 'tree';
   minValueGap?: number;
@@ -107,6 +111,11 @@ export interface MineCliOptions {
   rejectedExitStatus?: string[];
   excludeExitStatus?: string[];
   ktoThreshold?: number;
+}
+
+/** `--prompt-window`: a number of messages, or `auto` (fit --max-length by tokens). */
+function promptWindowArg(v: string): number | 'auto' {
+  return v.trim() === 'auto' ? 'auto' : intArg(0)(v);
 }
 
 /** The `mine` command with all its options (the action is set by the caller). */
@@ -188,13 +197,17 @@ export function mineCommand(program: Command): Command {
     .addOption(new Option('--unit <unit>', 'pairs, or groups: one row per prefix of 1..G turn groups (needs --continuation trajectory)').choices(['pairs', 'groups']).default('pairs'))
     .option('--behavior', 'add chosen_behavior_sequence / rejected_behavior_sequence (always on with --continuation trajectory)', false)
     .addOption(new Option('--arguments <mode>', 'trl shape: tool-call arguments as objects or JSON strings').choices(['object', 'string']).default('object'))
-    .option('--prompt-window <n>', 'keep the system message, the first user message and the last n prompt messages', intArg(0))
+    .option('--prompt-window <n|auto>', 'keep the system message, the first user message and the last n prompt messages; auto (with --max-length): drop the oldest messages until the row fits', promptWindowArg)
     .option('--split <name=fraction>', 'held-out split by hash of the group key, e.g. dev=0.1; repeatable (--out is then a folder)', collect)
     .addOption(new Option('--split-by <key>', 'group key of --split').choices(['instance', 'repo']).default('instance'))
     .option('--shards <n>', 'write train as n shards balanced by bytes, an instance never spans shards (--out is then a folder)', intArg(1))
     .option('--shard-bytes <size>', 'target shard size instead of --shards, e.g. 500MB or 1GiB', byteSizeArg)
     .addOption(new Option('--format <format>', 'file type when --out is a folder').choices(['parquet', 'jsonl']))
     .option('--card <file.md>', 'write a Hugging Face dataset card (YAML front matter, funnel, schema, histograms, length audit)')
+    .optionsGroup('Token counts (trl shape):')
+    .option('--tokenizer <path|qwen3>', 'count prompt/chosen/rejected tokens as TRL does: a tokenizer.json (or its folder), or qwen3 (bundled)')
+    .option('--template <file>', 'chat template to render with: a .jinja file or tokenizer_config.json (default: the tokenizer\'s own, else the built-in qwen3-coder-style)')
+    .option('--max-length <n>', 'keep rows whose prompt + longer completion fit in n tokens (TRL DPOConfig.max_length); see --prompt-window auto', intArg(1))
     .addHelpText(
       'after',
       `
@@ -206,6 +219,8 @@ Examples:
         --split dev=0.05 --shards 4 --out hub/data --card hub/README.md
   $ divergence-mine mine --jsonl open-swe-traces.jsonl --continuation trajectory --unit groups --out groups.jsonl
   $ divergence-mine mine --jsonl swe-smith.jsonl --schema text-actions --shape sft --out sft.jsonl
+  $ divergence-mine mine --parquet trajectories.parquet --shape trl --tokenizer qwen3 \\
+        --max-length 32768 --prompt-window auto --out pairs.jsonl --card README.md
   $ divergence-mine mine --parquet trajectories.parquet --pairing tree --rejected-exit-status submit --out tree.jsonl
   $ divergence-mine mine --parquet trajectories.parquet --pairing tree --shape kto --out kto.parquet
   $ divergence-mine mine --parquet 'SWE-agent-trajectories/data/*.parquet' --out pairs.jsonl   # detected: swe-agent
@@ -301,7 +316,8 @@ export function mineSettings(positional: string[], o: MineCliOptions): MineSetti
 /** The training-output part of the command line, checked before any work starts. */
 export interface TrainPlan {
   layout: OutputLayout;
-  promptWindow: number | undefined;
+  /** A number of messages (shapes/window.ts), or `auto` (by tokens, tokens/fit.ts). */
+  promptWindow: number | 'auto' | undefined;
   specs: SplitSpec[];
   splitBy: SplitBy;
   /** Set when --out is a folder (--split, --shards or --shard-bytes). */
@@ -335,6 +351,11 @@ function trainPlan(o: MineCliOptions): TrainPlan {
   // The card and `merge` know only the contract's and the trl row layouts.
   if (beyondContractRow && o.card) throw new UserError('--card describes published and trl rows only; leave out --card with --shape sft, --continuation trajectory or --behavior', ExitCode.usage);
   if (beyondContractRow && o.partition) throw new UserError('merge does not combine --shape sft, --continuation trajectory or --behavior parts yet; mine without --partition', ExitCode.usage);
+  if (o.tokenizer !== undefined && shape !== 'trl') throw new UserError(`--tokenizer counts tokens of trl rows: add --shape trl (not ${shape})`, ExitCode.usage);
+  if (o.tokenizer !== undefined && o.partition) throw new UserError('merge does not combine token-counted parts yet; mine with --tokenizer without --partition', ExitCode.usage);
+  if (o.template !== undefined && o.tokenizer === undefined) throw new UserError('--template chooses the chat template of --tokenizer; give --tokenizer too', ExitCode.usage);
+  if (o.maxLength !== undefined && o.tokenizer === undefined) throw new UserError('--max-length counts tokens: give --tokenizer (e.g. --tokenizer qwen3)', ExitCode.usage);
+  if (o.promptWindow === 'auto' && o.maxLength === undefined) throw new UserError('--prompt-window auto fits rows into --max-length: give --max-length N', ExitCode.usage);
   let folder: TrainPlan['folder'] = null;
   if (toFolder) {
     if (o.out === '-') throw new UserError('--split and --shards write several files: give --out a folder, not -', ExitCode.usage);
@@ -359,6 +380,7 @@ function trainPlan(o: MineCliOptions): TrainPlan {
       ...(trajectory ? { continuation: true } : {}),
       ...(behavior ? { behavior: true } : {}),
       ...(groups ? { groups: true } : {}),
+      ...(o.tokenizer !== undefined ? { tokens: true } : {}),
     },
     promptWindow: o.promptWindow,
     specs,

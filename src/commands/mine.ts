@@ -16,7 +16,7 @@ import { VERSION } from '../version.js';
 import { CardStats, argvForCard, renderCard, splitCountsLine, type DataFilesEntry } from '../dataset/card.js';
 import { FolderOutput, prepareFolder, type FolderResult } from '../dataset/folder-output.js';
 import { assignSplit, dataFilesPattern, groupKeyOf, type SplitBy, type SplitSpec } from '../dataset/split.js';
-import { makeToolsColumnCache, toTrlRow, type ArgumentsMode, type TrlTally } from '../shapes/trl.js';
+import { makeToolsColumnCache, toTrlRow, type ArgumentsMode, type TrlRow, type TrlTally } from '../shapes/trl.js';
 import { windowRow } from '../shapes/window.js';
 import { behaviorSequence } from '../shapes/behavior.js';
 import { preferenceRows, behaviorFields, type RowPlan } from '../shapes/rows.js';
@@ -28,6 +28,12 @@ import { commitTemp, makeParentFolders, removeEmptyFolders, tempPathFor, trackTe
 import { BrokenPipe, JsonlSink } from '../io/jsonl-writer.js';
 import type { RowSink } from '../io/sink.js';
 import { mineCommand, mineSettings, type MineCliOptions, type TrainPlan } from './mine-options.js';
+import { MineTokens, type WithTokens } from '../tokens/mine-tokens.js';
+import { CountPool } from '../tokens/count-pool.js';
+import { OrderedQueue } from '../tokens/ordered.js';
+import { BUNDLED_TOKENIZERS } from '../tokens/load.js';
+import { BUILTIN_TEMPLATE_NAME } from '../tokens/builtin-template.js';
+import { tokenSetup } from './token-options.js';
 import { KtoDeduper, ktoRows } from '../shapes/kto.js';
 import { formatExitStatus, formatTreeCounters, pairingStats } from './mine-pairing.js';
 
@@ -35,11 +41,13 @@ import { formatExitStatus, formatTreeCounters, pairingStats } from './mine-pairi
 export interface TrainRunInfo {
   shape: 'published' | 'trl' | 'sft' | 'kto';
   arguments?: ArgumentsMode;
-  promptWindow?: number;
+  promptWindow?: number | 'auto';
   split?: { by: SplitBy; specs: SplitSpec[] } | null;
   outputs?: FolderResult | null;
   splitCounts?: ReturnType<CardStats['splitCounts']> | null;
   wrappedArguments?: number;
+  /** `--tokenizer`: the stats file's `tokens` object (tokens/mine-tokens.ts). */
+  tokens?: ReturnType<MineTokens['toJSON']> | null;
   /** Source and shape settings, recorded only when they differ from the contract's defaults (see sourceShapeStats). */
   sourceShape?: { options: Record<string, unknown>; extra: Record<string, unknown> };
   /** `--pairing tree`, the exit-status filters and kto rows (mine-pairing.ts), recorded only when used. */
@@ -61,6 +69,7 @@ export function statsDocument(
     ...(t?.promptWindow !== undefined ? { prompt_window: t.promptWindow } : {}),
     ...(t?.split ? { split: t.split.specs.map((s) => `${s.name}=${s.fraction}`), split_by: t.split.by } : {}),
     ...(t?.sourceShape?.options ?? {}),
+    ...(t?.tokens ? { tokenizer: t.tokens.tokenizer, template: t.tokens.template, max_length: t.tokens.max_length } : {}),
     ...(t?.pairing?.options ?? {}),
   };
   const extra = {
@@ -68,6 +77,7 @@ export function statsDocument(
     ...(t?.outputs ? { files: t.outputs.files.map((f) => ({ split: f.split, path: f.path, rows: f.rows, bytes: f.bytes })) } : {}),
     ...(t?.wrappedArguments ? { trl: { wrapped_arguments: t.wrappedArguments } } : {}),
     ...(t?.sourceShape?.extra ?? {}),
+    ...(t?.tokens ? { tokens: t.tokens } : {}),
     ...(t?.pairing?.extra ?? {}),
     ...(run.published ? { published_comparison: run.published } : {}),
   };
@@ -136,6 +146,19 @@ export async function runMine(positional: string[], o: MineCliOptions, recognise
   const { layout } = plan;
   const splitNames = ['train', ...plan.specs.map((s) => s.name)];
   const progress = o.quiet ? silentProgress : new StderrProgress();
+  // --tokenizer: loaded before any output is opened, so a bad tokenizer or template fails first.
+  // The bundled tokenizer with the built-in template counts in worker threads beside the decode
+  // workers; any other tokenizer or template counts on this thread.
+  const tokens = o.tokenizer
+    ? (() => {
+        const tokenOptions = { tokenizer: o.tokenizer, maxLength: o.maxLength ?? null, window: plan.promptWindow === 'auto' };
+        if ((BUNDLED_TOKENIZERS as readonly string[]).includes(o.tokenizer) && (o.template === undefined || o.template === BUILTIN_TEMPLATE_NAME))
+          return new MineTokens(null, { ...tokenOptions, template: BUILTIN_TEMPLATE_NAME }, new CountPool(o.tokenizer, Math.max(1, Math.min(2, o.workers))));
+        const setup = tokenSetup(o.tokenizer, o.template);
+        return new MineTokens(setup.rows, { ...tokenOptions, template: setup.templateName });
+      })()
+    : null;
+  const tokenQueue = tokens ? new OrderedQueue<WithTokens<TrlRow> | null>() : null;
 
   let folderCreated: string | null = null;
   let folder: FolderOutput | null = null;
@@ -152,6 +175,7 @@ export async function runMine(positional: string[], o: MineCliOptions, recognise
   const cardStats = new CardStats();
   cardStats.declareSplits(splitNames);
   const trl = layout.shape === 'trl';
+  const messageWindow = typeof plan.promptWindow === 'number' ? plan.promptWindow : undefined;
   // The schema (for text-action behaviour labels) is known before the first pair.
   let detection: Detection | null = null;
   const rowPlan = (): RowPlan => ({
@@ -174,7 +198,7 @@ export async function runMine(positional: string[], o: MineCliOptions, recognise
   const onPair = async (p: MinedPair): Promise<void> => {
     let row: PairRow & { prompt_messages_dropped?: number } = p.row;
     if (ktoDedup) {
-      if (plan.promptWindow !== undefined) row = windowRow(row, plan.promptWindow);
+      if (messageWindow !== undefined) row = windowRow(row, messageWindow);
       const sides = ktoRows(row, p.tree, { arguments: layout.arguments, toolsJson: toolsCol(p.tools), threshold: pairing.ktoThreshold, tally });
       for (let k = 0; k < 2; k++) {
         const r = ktoDedup.add(sides[k]!, p.branches?.[k]);
@@ -184,7 +208,7 @@ export async function runMine(positional: string[], o: MineCliOptions, recognise
     }
     if (sftDedup) {
       // The resolved side only; --prompt-window shortens the prompt as in the other shapes.
-      if (plan.promptWindow !== undefined) row = windowRow(row, plan.promptWindow);
+      if (messageWindow !== undefined) row = windowRow(row, messageWindow);
       const completion = p.continuation?.chosen ?? p.row.chosen;
       const s = sftDedup.add({ ...row, chosen: completion });
       if (!s) return; // a repeat of (instance_id, prompt, completion)
@@ -192,11 +216,20 @@ export async function runMine(positional: string[], o: MineCliOptions, recognise
       await emit(out, row, row);
       return;
     }
-    if (plan.promptWindow !== undefined) row = windowRow(row, plan.promptWindow);
+    if (messageWindow !== undefined) row = windowRow(row, messageWindow);
     if (trl) {
       const t0 = toTrlRow(row, { tools: null, toolsJson: toolsCol(p.tools), arguments: layout.arguments, tally });
       const t = p.tree ? { ...t0, ...p.tree } : t0;
-      await emit(layout.behavior ? { ...t, ...behaviorFields(p.row.prompt, p.row.chosen, p.row.rejected, rowPlan()) } : t, t, row);
+      const behavior = layout.behavior ? behaviorFields(p.row.prompt, p.row.chosen, p.row.rejected, rowPlan()) : null;
+      if (tokens && tokenQueue) {
+        // Counted in the background, written in order; null: dropped by --max-length (counted in the tallies).
+        const pairRow = row;
+        await tokenQueue.push(tokens.applyAsync(t, row.instance_id), async (c) => {
+          if (c !== null) await emit(behavior ? { ...c, ...behavior } : c, c, pairRow);
+        });
+        return;
+      }
+      await emit(behavior ? { ...t, ...behavior } : t, t, row);
       return;
     }
     if (!layout.behavior && !layout.continuation) {
@@ -238,9 +271,12 @@ export async function runMine(positional: string[], o: MineCliOptions, recognise
       },
       onPair,
     );
+    await tokenQueue?.drain();
+    await tokens?.close();
     if (folder) result = await folder.close();
     else await sink!.close();
   } catch (e) {
+    await tokens?.close();
     sink?.abort();
     folder?.abort();
     if (folderCreated) removeEmptyFolders(plan.folder!.dir, folderCreated);
@@ -263,8 +299,10 @@ export async function runMine(positional: string[], o: MineCliOptions, recognise
     splitCounts,
     wrappedArguments: tally.wrapped_arguments,
     sourceShape: sourceShapeStats(summary.detection, o, layout, { groupRows: groupRowCount, sft: sftDedup }),
+    tokens: tokens ? tokens.toJSON() : null,
     pairing: pairingStats(pairing, layout.shape === 'kto', summary, ktoDedup),
   };
+  if (tokens) for (const w of tokens.warnings) process.stderr.write(`divergence-mine: warning: ${w}\n`);
   // A partition holds only some instances: only a whole run compares with the published one.
   // The published run is the contract's walk without filters: other pairings never compare with it.
   const published = o.partition || pairing.tree || pairing.exitStatus ? null : comparePublished(summary.counters, { files: inputs, rows: summary.counters.trajectories_read }, usesDefaultOptions(options), recognise);
@@ -284,6 +322,7 @@ export async function runMine(positional: string[], o: MineCliOptions, recognise
       promptWindow: plan.promptWindow ?? null,
       split: plan.specs.length > 0 ? { by: plan.splitBy, specs: plan.specs } : null,
       generator: `divergence-mine ${VERSION}`,
+      tokens: train.tokens ?? null,
       ...(pairing.tree && summary.tree
         ? { tree: { counters: summary.tree.counters, gaps: summary.tree.gaps, minValueGap: pairing.tree.minValueGap, minSupport: pairing.tree.minSupport, maxPairsPerNode: pairing.tree.maxPairsPerNode } }
         : {}),
@@ -301,6 +340,7 @@ export async function runMine(positional: string[], o: MineCliOptions, recognise
     if (ktoDedup) process.stderr.write(`kto rows ${ktoDedup.emitted} (${ktoDedup.desirable} desirable, ${ktoDedup.undesirable} undesirable), ${ktoDedup.duplicates} repeats dropped\n`);
     if (published) process.stderr.write(publishedVerdict(published));
     process.stderr.write(fallbackLine(summary.engineFallback));
+    if (tokens) process.stderr.write(tokens.summaryLines().join('\n') + '\n');
     if (plan.specs.length > 0) process.stderr.write(splitCountsLine(cardStats, plan.splitBy) + '\n');
     if (result)
       for (const f of result.files) process.stderr.write(`  ${f.path}: ${f.rows.toLocaleString('en-US')} rows, ${humanBytes(f.bytes)}\n`);

@@ -7,6 +7,13 @@ import { pairsFormat, readPairs } from '../io/pairs.js';
 import { VERSION } from '../version.js';
 import { REPORT_DEFAULTS, ReportBuilder, type StatsDoc } from '../view/report.js';
 import { checkOutputPath, commitTemp, removeTemp, tempPathFor, trackTemp } from '../io/atomic.js';
+import { readPairsFile } from './check-template.js';
+import { tokenSetup } from './token-options.js';
+import { TokenLengthStats } from '../tokens/lengths.js';
+import { RenderFailure, type TokenRow } from '../tokens/row-tokens.js';
+import type { ReportTokens } from '../view/report-tokens.js';
+import { toTrlRow } from '../shapes/trl.js';
+import type { PairRow } from '../types.js';
 
 export interface ReportCliOptions {
   out: string;
@@ -16,6 +23,29 @@ export interface ReportCliOptions {
   maxChars: number;
   force: boolean;
   quiet: boolean;
+  tokenizer?: string;
+  template?: string;
+}
+
+/** `--tokenizer`: count every row of the file (trl rows as they are, published rows in the trl shape). */
+async function countTokens(file: string, tokenizer: string, template: string | undefined): Promise<ReportTokens> {
+  const setup = tokenSetup(tokenizer, template);
+  const lengths = new TokenLengthStats();
+  let renderFailures = 0;
+  for await (const { value, index } of readPairsFile(file)) {
+    if (value instanceof Error || value === null || typeof value !== 'object') throw new UserError(`${file}:${index}: not a pairs row`, ExitCode.badValue);
+    const r = value as Record<string, unknown>;
+    const row: TokenRow = Array.isArray(r.chosen)
+      ? (r as unknown as TokenRow)
+      : toTrlRow(r as unknown as PairRow, { tools: r.tools ?? null, arguments: 'object' });
+    try {
+      lengths.add(setup.rows.count(row));
+    } catch (e) {
+      if (!(e instanceof RenderFailure)) throw e;
+      renderFailures++;
+    }
+  }
+  return { tokenizer, template: setup.templateName, lengths: lengths.toJSON(), renderFailures };
 }
 
 function wholeNumber(min: number) {
@@ -52,9 +82,11 @@ export function readStats(path: string): StatsDoc {
 }
 
 export async function runReport(file: string, o: ReportCliOptions, log: (line: string) => void = (l) => void process.stderr.write(l + '\n')): Promise<void> {
+  if (o.template !== undefined && o.tokenizer === undefined) throw new UserError('--template chooses the chat template of --tokenizer; give --tokenizer too', ExitCode.usage);
   pairsFormat(file); // missing input first
   const stats = o.stats ? readStats(o.stats) : null;
   checkOutputPath(o.out, o.force, 'report');
+  const tokens = o.tokenizer ? await countTokens(file, o.tokenizer, o.template) : null;
   const builder = new ReportBuilder({
     source: basename(file),
     title: o.title,
@@ -63,6 +95,7 @@ export async function runReport(file: string, o: ReportCliOptions, log: (line: s
     context: o.context,
     maxChars: o.maxChars,
     version: VERSION,
+    tokens,
   });
   for await (const r of readPairs(file, { promptTail: o.context })) builder.add(r);
   const html = builder.build();
@@ -93,6 +126,8 @@ export function registerReport(program: Command): Command {
     .option('--title <text>', 'page title')
     .option('--context <n>', 'prompt messages embedded per pair (the last n)', wholeNumber(0), REPORT_DEFAULTS.context)
     .option('--max-chars <n>', 'characters embedded per prompt message (the rest is noted, not embedded)', wholeNumber(100), REPORT_DEFAULTS.maxChars)
+    .option('--tokenizer <path|qwen3>', 'add token-length histograms and the recommended max_length: a tokenizer.json (or its folder), or qwen3 (bundled)')
+    .option('--template <file>', 'chat template for --tokenizer (default: the tokenizer\'s own, else the built-in qwen3-coder-style)')
     .option('-f, --force', 'overwrite an existing report', false)
     .option('-q, --quiet', 'print nothing on success', false)
     .addHelpText(
@@ -100,7 +135,8 @@ export function registerReport(program: Command): Command {
       `
 Examples:
   $ divergence-mine report pairs.jsonl --stats stats.json -o report.html
-  $ divergence-mine report pairs.parquet -o report.html --context 5`,
+  $ divergence-mine report pairs.parquet -o report.html --context 5
+  $ divergence-mine report pairs.jsonl --tokenizer qwen3 -o report.html`,
     )
     .action(async (file: string, o: ReportCliOptions) => {
       await runReport(file, o);

@@ -12,6 +12,7 @@
 // - length flag: among rows where the two sides differ in action characters, the share where the
 //   chosen side is longer; flagged when it is outside 50% +/- `lengthFlag` (default 10 points).
 import type { SplitBy, SplitSpec } from './split.js';
+import { tokenSection, type CardTokens } from './card-tokens.js';
 
 export interface CardMessageLike {
   role?: unknown;
@@ -218,7 +219,9 @@ export interface CardInput {
   dataFiles: readonly DataFilesEntry[];
   shape: 'published' | 'trl';
   arguments?: 'object' | 'string';
-  promptWindow?: number | null;
+  promptWindow?: number | 'auto' | null;
+  /** `mine --tokenizer`: token counts and what --max-length did (card-tokens.ts). */
+  tokens?: CardTokens | null;
   split?: { by: SplitBy; specs: readonly SplitSpec[] } | null;
   /** e.g. "divergence-mine 0.1.0". */
   generator?: string;
@@ -362,7 +365,9 @@ function schemaTable(input: CardInput): string {
     rows.push([
       'prompt_messages_dropped',
       'int',
-      `messages removed by \`--prompt-window ${input.promptWindow}\` (system, first user and the last ${input.promptWindow} messages kept; tool results stay with their call)`,
+      input.promptWindow === 'auto'
+        ? 'messages removed by `--prompt-window auto` (the oldest, until the row fits `--max-length`; system, first user and whole tool-call/result groups kept)'
+        : `messages removed by \`--prompt-window ${input.promptWindow}\` (system, first user and the last ${input.promptWindow} messages kept; tool results stay with their call)`,
     ]);
   if (trl)
     rows.push([
@@ -370,6 +375,12 @@ function schemaTable(input: CardInput): string {
       'string \\| null',
       'JSON list of the trajectory\'s tool definitions (upstream null placeholders removed); TRL\'s DPOTrainer passes it to the chat template',
     ]);
+  if (input.tokens)
+    rows.push(
+      ['prompt_tokens', 'int \\| null', 'tokens of the prompt rendered with the generation prompt (see "Token lengths")'],
+      ['chosen_tokens', 'int \\| null', 'tokens of prompt+chosen after the prompt\'s tokens'],
+      ['rejected_tokens', 'int \\| null', 'tokens of prompt+rejected after the prompt\'s tokens'],
+    );
   return ['| field | type | description |', '|---|---|---|', ...rows.map((r) => `| \`${r[0]}\` | ${r[1]} | ${r[2]} |`)].join('\n');
 }
 
@@ -514,7 +525,11 @@ export function renderCard(input: CardInput): string {
       (input.shape === 'trl'
         ? ` (conversational preference format for TRL's \`DPOTrainer\`; tool-call arguments as ${input.arguments === 'string' ? 'JSON strings' : 'objects'}).`
         : ' (the mining contract\'s shape).') +
-      (input.promptWindow != null ? ` Prompts windowed to the system message, the first user message and the last ${input.promptWindow} messages.` : ''),
+      (input.promptWindow === 'auto'
+        ? ' Prompts windowed by tokens: the oldest messages dropped until the row fits `--max-length`.'
+        : input.promptWindow != null
+          ? ` Prompts windowed to the system message, the first user message and the last ${input.promptWindow} messages.`
+          : ''),
   );
   parts.push('## How it was made');
   parts.push(
@@ -546,6 +561,10 @@ export function renderCard(input: CardInput): string {
   parts.push(histogram(stats));
   parts.push('## Tool mix of the actions');
   parts.push(toolMix(stats));
+  if (input.tokens) {
+    parts.push('## Token lengths');
+    parts.push(tokenSection(input.tokens));
+  }
   parts.push('## Length audit');
   parts.push(lengthSection(stats, flagPoints));
   parts.push('## License and attribution');

@@ -75,6 +75,8 @@ export interface OutputLayout {
   behavior?: boolean;
   /** `--unit groups`: rows carry sample_uid, prefix_groups, group_count, is_full_trajectory. */
   groups?: boolean;
+  /** `--tokenizer`: trl rows carry prompt_tokens, chosen_tokens, rejected_tokens (after the shape's other columns). */
+  tokens?: boolean;
   /** `--pairing tree`: pair rows carry chosen_value, rejected_value, chosen_support, rejected_support, branch_depth; kto rows value, support, branch_depth. */
   tree?: boolean;
 }
@@ -127,6 +129,13 @@ const GROUP_COLUMNS: ColumnSpec<Loose>[] = [
   { name: 'is_full_trajectory', type: BOOL, value: (r) => r.is_full_trajectory },
 ];
 
+/** `--tokenizer` (src/tokens/): token counts, null when the template cannot render the row. */
+const TOKEN_COLUMNS: ColumnSpec<Loose>[] = [
+  { name: 'prompt_tokens', type: INT64, value: (r) => r.prompt_tokens ?? null },
+  { name: 'chosen_tokens', type: INT64, value: (r) => r.chosen_tokens ?? null },
+  { name: 'rejected_tokens', type: INT64, value: (r) => r.rejected_tokens ?? null },
+];
+
 /** `--shape sft` (shapes/sft.ts): prompt/completion rows of the resolved side. */
 function sftColumns(layout: OutputLayout): ColumnSpec<Loose>[] {
   const asList = (v: unknown) => v as Parameters<typeof fullMessage>[0][];
@@ -163,7 +172,8 @@ export function columnsFor(layout: OutputLayout): ColumnSpec<unknown>[] {
   const behavior = layout.behavior ? BEHAVIOR_COLUMNS : [];
   const groups = layout.groups ? GROUP_COLUMNS : [];
   const tree = layout.tree ? TREE_COLUMNS : [];
-  if (layout.shape === 'trl') return [...trlColumns(layout.arguments, layout.windowed), ...tree, ...behavior] as ColumnSpec<unknown>[];
+  const tokens = layout.tokens ? TOKEN_COLUMNS : [];
+  if (layout.shape === 'trl') return [...trlColumns(layout.arguments, layout.windowed), ...tree, ...tokens, ...behavior] as ColumnSpec<unknown>[];
   const published = layout.continuation
     ? [PUBLISHED_COLUMNS[0]!, ...CONTINUATION_SIDES, ...PUBLISHED_COLUMNS.slice(3)]
     : PUBLISHED_COLUMNS;

@@ -95,7 +95,12 @@ function pick(t: LoadedTemplate, hasTools: boolean): Template {
   throw new TemplateError(`several named templates and none is "default" (have: ${[...t.templates.keys()].join(', ')}); pass --template-name`);
 }
 
-export type ProblemKind = 'shape' | 'render' | 'chosen-prefix' | 'rejected-prefix';
+/** Render `messages` as transformers does (the template `pick` chooses, the special tokens, `tools`). */
+export function renderMessages(t: LoadedTemplate, messages: readonly unknown[], tools: unknown[] | null, addGenerationPrompt: boolean): string {
+  return pick(t, tools !== null).render({ ...t.specialTokens, messages: messages as unknown[], tools, add_generation_prompt: addGenerationPrompt });
+}
+
+export type ProblemKind = 'shape' | 'render' | 'chosen-prefix' | 'rejected-prefix' | 'chosen-token-prefix' | 'rejected-token-prefix';
 
 export interface Problem {
   kind: ProblemKind;
@@ -147,8 +152,15 @@ function prefixProblem(kind: 'chosen-prefix' | 'rejected-prefix', p: string, ful
   };
 }
 
-/** Check one row (any JSON value; shape problems are reported, never thrown). */
-export function checkRow(t: LoadedTemplate, row: unknown): RowCheck {
+/** The three renders of a row, when they succeed (for the token check of check-template --tokenizer). */
+export interface RowRenders {
+  prompt?: string;
+  chosen?: string;
+  rejected?: string;
+}
+
+/** Check one row (any JSON value; shape problems are reported, never thrown). `renders` receives the renders. */
+export function checkRow(t: LoadedTemplate, row: unknown, renders?: RowRenders): RowCheck {
   const problems: Problem[] = [];
   const warnings: string[] = [];
   if (row === null || typeof row !== 'object' || Array.isArray(row)) {
@@ -206,6 +218,11 @@ export function checkRow(t: LoadedTemplate, row: unknown): RowCheck {
   const p = attempt('prompt', prompt, true);
   const c = attempt('prompt+chosen', [...prompt, ...(r.chosen as unknown[])], false);
   const rj = attempt('prompt+rejected', [...prompt, ...(r.rejected as unknown[])], false);
+  if (renders) {
+    if (p !== null) renders.prompt = p;
+    if (c !== null) renders.chosen = c;
+    if (rj !== null) renders.rejected = rj;
+  }
   // One line per distinct reason: "prompt, prompt+chosen and prompt+rejected fail to render: ..."
   for (const reason of new Set(failures.map((f) => f.reason))) {
     const whats = failures.filter((f) => f.reason === reason).map((f) => f.what);
@@ -231,11 +248,15 @@ export interface CheckSummary {
   shapeFailures: number;
   chosenPrefix: number;
   rejectedPrefix: number;
+  /** With --tokenizer: rows whose tokenized prompt is not a prefix of tokenized prompt+chosen / +rejected. */
+  chosenTokenPrefix: number;
+  rejectedTokenPrefix: number;
+  tokenized: boolean;
   warnings: number;
 }
 
 export function emptySummary(): CheckSummary {
-  return { rows: 0, ok: 0, failed: 0, renderFailures: 0, shapeFailures: 0, chosenPrefix: 0, rejectedPrefix: 0, warnings: 0 };
+  return { rows: 0, ok: 0, failed: 0, renderFailures: 0, shapeFailures: 0, chosenPrefix: 0, rejectedPrefix: 0, chosenTokenPrefix: 0, rejectedTokenPrefix: 0, tokenized: false, warnings: 0 };
 }
 
 /** Count one row's result into the summary. */
@@ -252,13 +273,17 @@ export function tally(s: CheckSummary, res: RowCheck): void {
   if (kinds.has('shape')) s.shapeFailures++;
   if (kinds.has('chosen-prefix')) s.chosenPrefix++;
   if (kinds.has('rejected-prefix')) s.rejectedPrefix++;
+  if (kinds.has('chosen-token-prefix')) s.chosenTokenPrefix++;
+  if (kinds.has('rejected-token-prefix')) s.rejectedTokenPrefix++;
 }
 
 export function summaryLine(s: CheckSummary): string {
   return (
     `check-template: ${s.rows} rows, ${s.ok} ok, ${s.failed} failed ` +
     `(${s.renderFailures} render errors, ${s.shapeFailures} not in the trl shape, ` +
-    `${s.chosenPrefix} prompt not a prefix of prompt+chosen, ${s.rejectedPrefix} prompt not a prefix of prompt+rejected)` +
+    `${s.chosenPrefix} prompt not a prefix of prompt+chosen, ${s.rejectedPrefix} prompt not a prefix of prompt+rejected` +
+    (s.tokenized ? `; tokens: ${s.chosenTokenPrefix} prompt not a prefix of prompt+chosen, ${s.rejectedTokenPrefix} of prompt+rejected` : '') +
+    ')' +
     (s.warnings > 0 ? `, ${s.warnings} rows with warnings` : '')
   );
 }

@@ -7,6 +7,7 @@ import { callNames, actionLabel, compactMessage, formatAction } from './format.j
 import { diffTexts } from './diff.js';
 import { esc, fmtInt, groupedHbarChart, hbarChart, histogram, type Bin, type HBar } from './charts.js';
 import { REPORT_CSS, REPORT_JS } from './report-assets.js';
+import { tokenSectionHtml, type ReportTokens } from './report-tokens.js';
 import { treeCountersOf, treeFunnelHtml, valueGapHistogram } from './report-tree.js';
 
 /** The JSON `mine --stats` writes (only `counters` and `options.min_similarity_skip` are read). */
@@ -30,6 +31,8 @@ export interface ReportOptions {
   actionChars?: number;
   /** tool version shown in the footer */
   version?: string;
+  /** `report --tokenizer`: token lengths of the rows (report-tokens.ts) */
+  tokens?: ReportTokens | null;
 }
 
 export const REPORT_DEFAULTS = { context: 3, maxChars: 1500, actionChars: 8000 } as const;
@@ -74,7 +77,7 @@ function flattenHighlights(m: Map<number, [number, number][]>): number[] {
 
 /** Accumulates pairs (streamed in file order) and renders the page. */
 export class ReportBuilder {
-  private readonly opts: Required<Omit<ReportOptions, 'stats' | 'statsSource' | 'title' | 'version'>> & ReportOptions;
+  private readonly opts: Required<Omit<ReportOptions, 'stats' | 'statsSource' | 'title' | 'version' | 'tokens'>> & ReportOptions;
   private readonly repos = new Map<string, number>();
   private readonly labels = new Map<string, number>();
   // table columns
@@ -215,7 +218,7 @@ export class ReportBuilder {
 <div class="cards">${cards}</div>
 </header>
 <main>
-<section id="funnel"><h2>Funnel</h2>${this.funnelHtml()}</section>
+<section id="funnel"><h2>Funnel</h2>${this.funnelHtml()}</section>${o.tokens ? '\n' + tokenSectionHtml(o.tokens) : ''}
 <section id="distributions"><h2>Where the runs diverge</h2>
 <div class="grid2">
 <figure><figcaption>divergence turn (assistant turns before the diverging action)</figcaption>${this.turnHistogram()}</figure>
