@@ -5,12 +5,11 @@
 // src/; KTO rows are derived here from those rows by TRL's own unpairing rule (chosen -> label
 // true, rejected -> label false, same prompt) and the trl message form written out below.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFile } from 'node:child_process';
+import { cli } from './support/cli.js';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 // @ts-expect-error: the references are plain ES modules without types
 import { referenceTree } from '../fixtures/reference-tree.mjs';
 // @ts-expect-error: the references are plain ES modules without types
@@ -18,23 +17,12 @@ import { referenceMine } from '../fixtures/reference-walker.mjs';
 import { runShow } from '../src/commands/show.js';
 import { runReport } from '../src/commands/report.js';
 
-const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const BIN = join(ROOT, 'bin', 'divergence-mine');
 const FIX = join(ROOT, 'fixtures');
 let dir = '';
 /** Per test: a few CLI runs, each well under a second on an idle machine. */
 const T = 120_000;
 
-async function cli(args: string[]): Promise<{ code: number; stderr: string }> {
-  try {
-    const r = await run(process.execPath, [BIN, ...args], { timeout: 120_000, maxBuffer: 1 << 26 });
-    return { code: 0, stderr: r.stderr };
-  } catch (e) {
-    const err = e as { code?: number; stderr?: string };
-    return { code: typeof err.code === 'number' ? err.code : -1, stderr: err.stderr ?? '' };
-  }
-}
 
 async function mine(args: string[]): Promise<void> {
   const r = await cli(['mine', ...args, '--quiet', '--force']);

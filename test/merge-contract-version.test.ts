@@ -1,30 +1,18 @@
 // `merge` refuses partition stats mined under different mining contract versions (v2 changed norm,
 // so v1 and v2 partitions do not add up to one run). Runs the BUILT CLI on the bundled fixture
 // (real rows of nebius/SWE-rebench-openhands-trajectories, CC-BY-4.0 © Nebius).
-import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cli } from './support/cli.js';
 
-const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const BIN = join(ROOT, 'bin', 'divergence-mine');
 const INPUT = join(ROOT, 'fixtures', 'sampling.parquet');
 let dir = '';
 const p = (s: string) => join(dir, s);
 
-async function cli(args: string[]): Promise<{ code: number; stderr: string }> {
-  try {
-    const r = await run(process.execPath, [BIN, ...args], { timeout: 60_000 });
-    return { code: 0, stderr: r.stderr };
-  } catch (e) {
-    const err = e as { code?: number; stderr?: string };
-    return { code: typeof err.code === 'number' ? err.code : -1, stderr: err.stderr ?? '' };
-  }
-}
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'dm-merge-version-'));

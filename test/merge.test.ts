@@ -3,6 +3,7 @@
 // corpus (bench/gen.mjs, texts perturbed from real rows of nebius/SWE-rebench-openhands-trajectories,
 // CC-BY-4.0 (c) Nebius). Runs the BUILT CLI.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { cli } from './support/cli.js';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,20 +13,10 @@ import { promisify } from 'node:util';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const BIN = join(ROOT, 'bin', 'divergence-mine');
 const SAMPLE = join(ROOT, 'fixtures', 'nebius-openhands-sample.json');
 
 let dir = '';
 
-async function cli(args: string[]): Promise<{ code: number; stderr: string }> {
-  try {
-    const r = await run(process.execPath, [BIN, ...args], { timeout: 120_000, maxBuffer: 1 << 26 });
-    return { code: 0, stderr: r.stderr };
-  } catch (e) {
-    const err = e as { code?: number; stderr?: string };
-    return { code: typeof err.code === 'number' ? err.code : -1, stderr: err.stderr ?? '' };
-  }
-}
 
 async function mineOk(args: string[]): Promise<void> {
   const r = await cli(['mine', ...args, '--quiet', '--workers', '1']);

@@ -1,0 +1,25 @@
+// The built CLI run as a user runs it: `node bin/divergence-mine ARGS`, its exit code and stderr.
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+export const BIN = join(ROOT, 'bin', 'divergence-mine');
+
+export interface CliResult {
+  /** The exit code; -1 when the process ended by a signal or did not start. */
+  code: number;
+  stderr: string;
+}
+
+export async function cli(args: string[]): Promise<CliResult> {
+  try {
+    const r = await run(process.execPath, [BIN, ...args], { timeout: 120_000, maxBuffer: 1 << 26 });
+    return { code: 0, stderr: r.stderr };
+  } catch (e) {
+    const err = e as { code?: number; stderr?: string };
+    return { code: typeof err.code === 'number' ? err.code : -1, stderr: err.stderr ?? '' };
+  }
+}
