@@ -23,13 +23,23 @@ export const COUNTER_NAMES = [
 export type CounterName = (typeof COUNTER_NAMES)[number];
 export type Counters = Record<CounterName, number>;
 
+/** A funnel of named counters, all zero (this section's, and the tree pairing's). */
+export function zeroCounts<N extends string>(names: readonly N[]): Record<N, number> {
+  return Object.fromEntries(names.map((n) => [n, 0])) as Record<N, number>;
+}
+
+/** Add `from` into `into`, name by name; a name `from` lacks adds nothing. */
+export function addCounts<N extends string>(names: readonly N[], into: Record<N, number>, from: Partial<Record<N, number>>): Record<N, number> {
+  for (const n of names) into[n] += from[n] ?? 0;
+  return into;
+}
+
 export function emptyCounters(): Counters {
-  return Object.fromEntries(COUNTER_NAMES.map((n) => [n, 0])) as Counters;
+  return zeroCounts(COUNTER_NAMES);
 }
 
 export function addCounters(into: Counters, from: Partial<Counters>): Counters {
-  for (const n of COUNTER_NAMES) into[n] += from[n] ?? 0;
-  return into;
+  return addCounts(COUNTER_NAMES, into, from);
 }
 
 /** pairs_walked = no_divergence + environment + near_duplicate + exact_duplicate + capped + emitted. */

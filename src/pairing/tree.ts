@@ -4,6 +4,7 @@
 // assistant action and whose values differ by at least the minimum gap. Pure: attempts come as key
 // sequences (hashes or strings, anything comparable by `===`), rows are built by the caller's hooks.
 import { actionSimilarity } from '../contract/walk.js';
+import { addCounts, zeroCounts } from '../contract/counters.js';
 import type { PairRow } from '../types.js';
 
 /** One attempt as the tree sees it: its label, its rank (contract §4.3) and its message keys. */
@@ -132,12 +133,11 @@ export type TreeCounters = Record<TreeCounterName, number>;
 export const TREE_OUTCOMES = ['environment_divergence', 'low_support', 'small_value_gap', 'near_duplicate', 'exact_duplicate', 'node_capped', 'capped', 'pairs_emitted'] as const satisfies readonly TreeCounterName[];
 
 export function emptyTreeCounters(): TreeCounters {
-  return Object.fromEntries(TREE_COUNTER_NAMES.map((n) => [n, 0])) as TreeCounters;
+  return zeroCounts(TREE_COUNTER_NAMES);
 }
 
 export function addTreeCounters(into: TreeCounters, from: Partial<TreeCounters>): TreeCounters {
-  for (const n of TREE_COUNTER_NAMES) into[n] += from[n] ?? 0;
-  return into;
+  return addCounts(TREE_COUNTER_NAMES, into, from);
 }
 
 /** child_pairs = environment_divergence + low_support + small_value_gap + near_duplicate + exact_duplicate + node_capped + capped + pairs_emitted. */
