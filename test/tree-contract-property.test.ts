@@ -10,17 +10,8 @@
 import { describe, expect, it } from 'vitest';
 import { mineRows, type InputRow } from '../src/engine/mine-rows.js';
 import { DEFAULT_TREE_OPTIONS, TREE_FIELD_NAMES } from '../src/pairing/tree.js';
+import { mulberry32 as prng } from './support/prng.mjs';
 
-function prng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const COMMANDS = ['ls -la /workspace', 'cat setup.py', 'python -m pytest tests/unit -q', 'grep -rn "def parse" src', 'git status', 'git diff'];
 

@@ -9,20 +9,10 @@ import { createWriteStream, readFileSync } from 'node:fs';
 import { once } from 'node:events';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { mulberry32 as prng } from '../support/prng.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
-/** mulberry32: a small seeded PRNG returning floats in [0, 1). */
-function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function loadPool() {
   const rows = readFileSync(join(here, 'pairs.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));

@@ -21,6 +21,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 import { createRequire } from 'node:module';
+import { mulberry32 } from './prng.mjs';
 
 const require = createRequire(import.meta.url);
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -28,17 +29,7 @@ const CHILD = fileURLToPath(new URL('./parquet-fuzz-child.mjs', import.meta.url)
 const RSS_LIMIT_KIB = 1024 * 1024;
 
 // --- seeded PRNG ----------------------------------------------------------------------------------
-export function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    // mulberry32
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export const rng = mulberry32;
 
 // --- Thrift compact protocol, as a tree that keeps each field's id and wire type -----------------
 // Integers are BigInt so that a mutation can write any 64-bit value exactly.

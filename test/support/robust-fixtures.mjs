@@ -11,6 +11,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Compression, WriterPropertiesBuilder, readParquet, writeParquet } from 'parquet-wasm';
 import { UPSTREAM_COLUMNS, writeUpstreamParquet } from './upstream-parquet.mjs';
+import { mulberry32 } from './prng.mjs';
 
 export { UPSTREAM_COLUMNS, writeUpstreamParquet };
 
@@ -307,14 +308,5 @@ export function isCleanError(stderr) {
   return errors.length === 1 && !trace;
 }
 
-/** Deterministic PRNG (mulberry32) for seeded fuzz cases. */
-export function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Deterministic PRNG for seeded fuzz cases. */
+export const rng = mulberry32;
