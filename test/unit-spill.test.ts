@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { emitMessage } from '../src/contract/emit.js';
-import { encodeTrajectory, HASH_BYTES, keyHash, roleCode } from '../src/engine/encode.js';
+import { encodeTrajectory, HASH_BYTES, keyHash, roleCode, wtf8 } from '../src/engine/encode.js';
 import { normaliseMessage, type NormaliseTally } from '../src/contract/normalise.js';
 import { ROLE_CODES } from '../src/engine/protocol.js';
 import { actionSignature, DEFAULT_REASONING_KEYS } from '../src/contract/sign.js';
@@ -25,7 +25,7 @@ let fileNo = 0;
 const spillPath = () => join(dir, `spill-${fileNo++}.bin`);
 const tally = (): NormaliseTally => ({ malformed_arguments: 0, unknown_roles: 0 });
 // Contract 9.9: keys are hashed as their UTF-16 code units (little endian), an injective encoding.
-const sha16 = (s: string) => createHash('sha256').update(Buffer.from(s, 'utf16le')).digest().subarray(0, 16);
+const sha16 = (bytes: Buffer) => createHash('sha256').update(bytes).digest().subarray(0, 16);
 
 // --- real upstream values (CC-BY-4.0 © Nebius) -------------------------------------------------
 const THINK_ARGS = String.raw`{"thought": "Let me search for relevant files and methods. The issue is about the Variable class inheriting from xarray.DataArray and having problems with the diff method. I need to:\n\n1. Look at the Variable class definition\n2. Understand how it inherits from xarray.DataArray\n3. See what happens when diff is called on a Variable\n4. Find where constraints are processed\n5. Understand how the diff operation affects the optimization\n\nLet me start by looking at the variables.py file since that's where the Variable class should be defined."}`;
@@ -89,10 +89,20 @@ describe('roleCode', () => {
 });
 
 describe('keyHash', () => {
-  it('is the first 16 bytes of the SHA-256 of the key\'s UTF-16LE code units', () => {
+  // WTF-8 written out by hand: UTF-8 for well-formed text, a lone surrogate as the 3 bytes of its code point.
+  const wtf8Cases: [string, string, number[]][] = [
+    ['ASCII', 'tool\nthink\nYour thought has been logged.', [...Buffer.from('tool\nthink\nYour thought has been logged.', 'latin1')]],
+    ['two-byte and four-byte characters', 'text \u00e9\u{1F527}', [0x74, 0x65, 0x78, 0x74, 0x20, 0xc3, 0xa9, 0xf0, 0x9f, 0x94, 0xa7]],
+    ['a lone high surrogate', 'a\ud800b', [0x61, 0xed, 0xa0, 0x80, 0x62]],
+    ['a lone low surrogate at the end', 'a\udfff', [0x61, 0xed, 0xbf, 0xbf]],
+    ['a reversed pair', '\udc00\ud800', [0xed, 0xb0, 0x80, 0xed, 0xa0, 0x80]],
+    ['a pair after a lone high surrogate', '\ud83d\ud83d\udd27', [0xed, 0xa0, 0xbd, 0xf0, 0x9f, 0x94, 0xa7]],
+  ];
+  it.each(wtf8Cases)('%s: the first 16 bytes of the SHA-256 of the key\'s WTF-8', (_name, key, bytes) => {
     expect(HASH_BYTES).toBe(16);
-    const key = 'tool\nthink\nYour thought has been logged.';
-    expect(Buffer.from(keyHash(key)).equals(sha16(key))).toBe(true);
+    expect(wtf8(key)).toEqual(Buffer.from(bytes));
+    expect(Buffer.from(keyHash(key)).equals(sha16(Buffer.from(bytes)))).toBe(true);
+    expect(Buffer.from(keyHash([key.slice(0, 1), key.slice(1)])).equals(sha16(Buffer.from(bytes)))).toBe(true);
   });
 
   // Keys that differ only in lone surrogates are different JavaScript strings (contract 9.9); UTF-8
@@ -355,18 +365,26 @@ describe('emitted hashes tell apart exactly the emitted messages that differ', (
 });
 
 describe('keyHash of long pieces (hashed in 1 MiB slices)', () => {
-  const oneShot = (s: string) => createHash('sha256').update(Buffer.from(s, 'utf16le')).digest().subarray(0, HASH_BYTES);
+  const oneShot = (s: string) => createHash('sha256').update(wtf8(s)).digest().subarray(0, HASH_BYTES);
   // Longer than two slices, with a surrogate pair split by a slice boundary and a lone surrogate.
   const long = 'a'.repeat((1 << 20) - 1) + '\u{1F600}' + 'b'.repeat(1 << 20) + '\uD800' + 'c'.repeat(17);
+  // Well-formed and longer than the one-call buffer: hashed by slices, the pair across a slice end.
+  const wellFormed = 'a'.repeat((1 << 20) - 1) + '\u{1F600}' + 'b'.repeat(1 << 20) + '\u00e9';
   it.each([
+    ['one long well-formed piece', [wellFormed]],
+    ['a short piece, then a long well-formed one', ['tool\n', wellFormed]],
     ['one long piece', [long]],
     ['a short piece, then a long one', ['tool\n', long]],
     ['a long piece split anywhere', [long.slice(0, 12345), long.slice(12345)]],
-  ])('%s hashes as the UTF-16LE of the joined key', (_name, parts) => {
+  ])('%s hashes as the WTF-8 of the joined key', (_name, parts) => {
     expect(keyHash(parts)).toEqual(oneShot(parts.join('')));
     expect(keyHash(parts)).toEqual(keyHash(parts.join('')));
   });
+  it('a well-formed long key hashes as its UTF-8', () => {
+    expect(keyHash([wellFormed])).toEqual(createHash('sha256').update(Buffer.from(wellFormed, 'utf8')).digest().subarray(0, HASH_BYTES));
+  });
   it('a different last code unit gives a different hash', () => {
+    expect(keyHash([wellFormed])).not.toEqual(keyHash([wellFormed.slice(0, -1) + 'd']));
     expect(keyHash([long])).not.toEqual(keyHash([long.slice(0, -1) + 'd']));
   });
 });

@@ -24,7 +24,7 @@ export const SIGNATURE_UTF16 = 64;
 export const HEADER = 14;
 
 /** `String.prototype.isWellFormed` (Node 20 has it; the ES2023 lib typings do not): no lone surrogate. */
-const isWellFormed = (s: string): boolean => (s as unknown as { isWellFormed(): boolean }).isWellFormed();
+export const isWellFormed = (s: string): boolean => (s as unknown as { isWellFormed(): boolean }).isWellFormed();
 
 export class SpillWriter {
   /** null: the bytes go to `sink` only (memory-spill.ts keeps them in memory). */
