@@ -323,37 +323,8 @@ function plainReader(leaf: LeafColumn): PlainReader {
 let sharedBody = Buffer.alloc(0);
 const SHARED_BODY = 16 * 2 ** 20;
 
-/**
- * Bodies of streamed pages, kept between column chunks of this thread: each leaf of each row group
- * would otherwise fault in a fresh buffer of its largest page (tens of MB for DuckDB's pages). Only
- * buffers that were in use at once are kept, so the peak does not grow; the large ones are let go.
- */
-const spareBodies: Buffer[] = [];
-const SPARE_BODY = 64 * 2 ** 20;
-const SPARE_TOTAL = 256 * 2 ** 20;
-
-function takeSpareBody(n: number): Buffer | undefined {
-  let best = -1;
-  for (let i = 0; i < spareBodies.length; i++) if (spareBodies[i]!.length >= n && (best < 0 || spareBodies[i]!.length < spareBodies[best]!.length)) best = i;
-  return best < 0 ? undefined : spareBodies.splice(best, 1)[0];
-}
-
-function keepSpareBody(b: Buffer): void {
-  if (b.length === 0 || b.length > SPARE_BODY) return;
-  spareBodies.push(b);
-  spareBodies.sort((x, y) => y.length - x.length);
-  let total = 0;
-  for (let i = 0; i < spareBodies.length; i++) {
-    total += spareBodies[i]!.length;
-    if (total > SPARE_TOTAL) {
-      spareBodies.length = i;
-      break;
-    }
-  }
-}
-
 class ChunkFile {
-  private bodyBuffer: Buffer = Buffer.alloc(0);
+  private bodyBuffer = Buffer.alloc(0);
   private pos: number;
   private readonly end: number;
   constructor(
@@ -397,10 +368,7 @@ class ChunkFile {
       }
     } else {
       // Reusing one buffer avoids a fresh allocation (and its page faults) per page of tens of MB.
-      if (this.bodyBuffer.length < n) {
-        keepSpareBody(this.bodyBuffer);
-        this.bodyBuffer = takeSpareBody(n) ?? Buffer.allocUnsafe(Math.max(n, this.bodyBuffer.length * 2));
-      }
+      if (this.bodyBuffer.length < n) this.bodyBuffer = Buffer.allocUnsafe(Math.max(n, this.bodyBuffer.length * 2));
       b = this.bodyBuffer.subarray(0, n);
     }
     let off = 0;
@@ -415,11 +383,6 @@ class ChunkFile {
   skipBody(n: number): void {
     if (n < 0 || this.pos + n > this.end) throw new ParquetFormatError('page body past the column chunk');
     this.pos += n;
-  }
-  /** Done with the chunk: its body buffer may serve the next one. */
-  release(): void {
-    keepSpareBody(this.bodyBuffer);
-    this.bodyBuffer = Buffer.alloc(0);
   }
 }
 
@@ -714,8 +677,6 @@ export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: Lea
     w.finish('values');
   }
   if (cur) yield cur;
-  // A generator given up early (an error elsewhere) leaves its buffer to the garbage collector.
-  file.release();
   // Read to the end (not stopped after the last wanted row): the pages hold what the footer says.
   if (rows === null && seen !== chunk.numValues) throw new ParquetFormatError(`pages hold ${seen} values, the column chunk ${chunk.numValues}`);
   if (rows === null && !file.done) throw new ParquetFormatError('bytes after the last page of the column chunk');
