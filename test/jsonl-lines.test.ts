@@ -39,6 +39,14 @@ describe('jsonlLines splits on "\\n"', () => {
     });
   }
 
+  it('long lines in a row, the last without its newline, each whole (the line buffer is reused and let go)', async () => {
+    const a = JSON.stringify({ s: `${'\u{1F527}'.repeat(1_300_000)}x` }); // 5.2 MB: past the kept buffer
+    const b = JSON.stringify({ s: 'ab'.repeat(700_000) });
+    const c = JSON.stringify({ s: 'é'.repeat(900_001) });
+    expect(await lines(`${a}\n${b}\n{"k":1}\n${c}`, false)).toStrictEqual([[1, a], [2, b], [3, '{"k":1}'], [4, c]]);
+    expect(await lines(`${a}\n${b}\n{"k":1}\n${c}`, true)).toStrictEqual([[1, a], [2, b], [3, '{"k":1}'], [4, c]]);
+  });
+
   it('a line split across many read chunks (3 MB, 1 MiB chunks) comes back whole', async () => {
     const long = JSON.stringify({ s: 'é'.repeat(1_500_000) });
     expect(await lines(`{"a":1}\n${long}\n{"b":2}\n`, false)).toStrictEqual([[1, '{"a":1}'], [2, long], [3, '{"b":2}']]);

@@ -117,8 +117,9 @@ export function hooksFor(inst: { instanceId: string }, reader: SpillReader, cont
     },
     buildRow: (r: SpillTrajectory, f: SpillTrajectory, i: number, similarity: number) => {
       const rm = r.messages(reader, cont ? r.length - 1 : i);
-      const fm = f.messages(reader, cont ? f.length - 1 : i);
-      const rejected = fm[i]!;
+      // The failed side's prefix equals the prompt: only its message i is read (unless continuing).
+      const fm = cont ? f.messages(reader, f.length - 1) : null;
+      const rejected = fm ? fm[i]! : f.message(reader, i);
       const row = makeRow(rm.slice(0, i), rm[i]!, rejected, {
         instance_id: inst.instanceId,
         repo: r.repo,
@@ -130,7 +131,7 @@ export function hooksFor(inst: { instanceId: string }, reader: SpillReader, cont
       });
       if (cont) {
         const chosen = continuation(rm, i, cont.maxMessages);
-        const rej = continuation(fm, i, cont.maxMessages);
+        const rej = continuation(fm!, i, cont.maxMessages);
         cont.rows.set(row, { chosen, rejected: rej, complete: chosen.length === r.length - i && rej.length === f.length - i });
       }
       return row;

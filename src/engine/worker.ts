@@ -466,6 +466,7 @@ async function indexDuck(task: Extract<Task, { kind: 'index' }>): Promise<IndexR
 }
 
 let walkReader: SpillReader | null = null;
+const NEWLINE = Buffer.from('\n');
 
 /** Walk instances over the spill files (every decode has finished and flushed) and serialise their rows. */
 function walk(task: Extract<Task, { kind: 'walk' }>): WalkResult {
@@ -477,10 +478,15 @@ function walk(task: Extract<Task, { kind: 'walk' }>): WalkResult {
   for (const inst of task.instances) {
     const load = (t: (typeof inst.resolved)[number]) => new SpillTrajectory(t.trajectoryId, t.repo, t, t.spill).load(reader);
     const rows = walkInstance(inst.resolved.map(load), inst.failed.map(load), opts, hooksFor(inst, reader, null), counters);
-    // Row by row: one string of every row could pass V8's string limit (about 512 MiB).
-    const b = Buffer.concat(rows.map((row) => Buffer.from(`${JSON.stringify(row)}\n`, 'utf8')));
-    parts.push(b);
-    sizes.push(b.length);
+    // Row by row: one string of every row could pass V8's string limit (about 512 MiB). Each row's
+    // JSON goes to UTF-8 once, its newline apart (appending it would copy the whole row).
+    let size = 0;
+    for (const row of rows) {
+      const b = Buffer.from(JSON.stringify(row), 'utf8');
+      parts.push(b, NEWLINE);
+      size += b.length + 1;
+    }
+    sizes.push(size);
   }
   return { jsonl: Buffer.concat(parts), sizes, counters: { ...counters } };
 }

@@ -28,8 +28,10 @@ export async function* jsonlLines(path: string, maxLineBytes: number = MAX_LINE_
   const input = createReadStream(path, { highWaterMark: 1 << 20 });
   // pipeline() passes an error of either stream to the one iterated, and destroys both.
   const stream = path.toLowerCase().endsWith('.gz') ? pipeline(input, createGunzip(), () => {}) : input;
-  let parts: Buffer[] = [];
-  let partBytes = 0;
+  // A line longer than one read chunk is gathered in one growing buffer (not a list of the chunks,
+  // which would all stay alive until joined): a long line costs its bytes (at most twice, while the
+  // buffer grows), then its text, never both beyond the yield.
+  const line = new LineBuffer();
   let n = 0;
   const tooLong = () => new UserError(`${path}:${n + 1}: line longer than ${maxLineBytes.toLocaleString('en-US')} bytes (the limit)`, ExitCode.corrupt);
   try {
@@ -37,35 +39,53 @@ export async function* jsonlLines(path: string, maxLineBytes: number = MAX_LINE_
       for await (const chunk of stream as AsyncIterable<Buffer>) {
         let start = 0;
         for (let nl = chunk.indexOf(10, start); nl !== -1; nl = chunk.indexOf(10, start)) {
-          if (partBytes + (nl - start) > maxLineBytes) throw tooLong();
-          const piece = chunk.subarray(start, nl);
-          const bytes = parts.length === 0 ? piece : Buffer.concat([...parts, piece]);
-          parts = [];
-          partBytes = 0;
+          if (line.length + (nl - start) > maxLineBytes) throw tooLong();
+          const text = line.length === 0 ? lineText(chunk.subarray(start, nl)) : line.take(chunk.subarray(start, nl));
           start = nl + 1;
           n++;
-          const text = lineText(bytes);
           if (text.trim() !== '') yield [n, text];
         }
         if (start < chunk.length) {
-          if (partBytes + (chunk.length - start) > maxLineBytes) throw tooLong();
-          parts.push(chunk.subarray(start));
-          partBytes += chunk.length - start;
+          if (line.length + (chunk.length - start) > maxLineBytes) throw tooLong();
+          line.append(chunk.subarray(start));
         }
       }
     } catch (e) {
       if (e instanceof UserError) throw e;
       throw new UserError(`${path}: cannot read: ${(e as Error).message}`, ExitCode.corrupt);
     }
-    if (partBytes > 0) {
+    if (line.length > 0) {
       n++;
-      const text = lineText(Buffer.concat(parts));
-      parts = [];
+      const text = line.take(Buffer.alloc(0));
       if (text.trim() !== '') yield [n, text];
     }
   } finally {
     input.destroy();
     stream.destroy();
+  }
+}
+
+/** The bytes of a line that spans read chunks. */
+class LineBuffer {
+  private buf: Buffer = Buffer.alloc(0);
+  length = 0;
+  append(piece: Buffer): void {
+    if (this.length + piece.length > this.buf.length) {
+      const bigger = Buffer.allocUnsafe(Math.max(this.length + piece.length, 2 * this.buf.length, 1 << 16));
+      this.buf.copy(bigger, 0, 0, this.length);
+      this.buf = bigger;
+    }
+    piece.copy(this.buf, this.length);
+    this.length += piece.length;
+  }
+  /** The line's text with `last` appended; the buffer is emptied (and let go when large). */
+  take(last: Buffer): string {
+    this.append(last);
+    const text = lineText(this.buf.subarray(0, this.length));
+    this.length = 0;
+    // Stryker disable next-line all: memory only: a kept buffer is reused, a dropped one reallocated
+    if (this.buf.length > 4 << 20) this.buf = Buffer.alloc(0);
+    return text;
   }
 }
 

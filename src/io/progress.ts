@@ -63,7 +63,7 @@ export class StderrProgress implements ProgressSink {
     const filled = Math.round(frac * width);
     const bar = this.tty ? `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ` : '';
     return (
-      `${this.name}: ${bar}${pct}% ${fmt.format(this.rows)}/${fmt.format(this.totalRows)} rows, ` +
+      `${this.name}: ${bar}${pct}% ${fmt.format(this.rows)}${this.totalRows > 0 ? `/${fmt.format(this.totalRows)}` : ''} rows, ` +
       `${this.units}/${this.totalUnits} ${this.unitName}, ${fmt.format(Math.round(rate))} rows/s, ` +
       `elapsed ${duration(secs)}, ETA ${frac >= 1 ? '0s' : duration(eta)}`
     );
