@@ -11,7 +11,7 @@ import { ParquetFile } from 'parquet-wasm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isLabelType, isStringType, isTrajectoryType } from '../src/io/arrow-values.js';
 import { listLevels, merge, shapeLeaf } from '../src/parquet/assemble.js';
-import { bitWidth, decodeHybrid } from '../src/parquet/column.js';
+import { bitWidth, decodeHybrid, Window } from '../src/parquet/column.js';
 import type { LogicalNode } from '../src/parquet/meta.js';
 import { fileMeta, readRowGroup, Unsupported } from '../src/parquet/reader.js';
 import { ParquetFormatError, ThriftEndError, ThriftReader } from '../src/parquet/thrift.js';
@@ -567,5 +567,55 @@ describe('hostile files end in a clean corrupt-file error', () => {
     expect(readRowGroup(path, 0, ['v'], null).get('v')).toEqual([['a', 'b'], null, ['c']]);
     const withDict = hostileFile('good-dict', [...dict, ...v1Page([...u32(8), ...levelRuns([0, 1, 0, 0]), ...u32(8), ...levelRuns([3, 3, 0, 3]), 1, 4, 0, 2, 1], 4, { encoding: 8 })], 3, 4, undefined, dict.length);
     expect(readRowGroup(withDict, 0, ['v'], null).get('v')).toEqual([['x', 'x'], null, ['y']]);
+  });
+});
+
+describe('Window: what a page body is asked to decompress', () => {
+  /** An inflater over `total` bytes (byte i = i mod 251) that records every read's size. */
+  const counting = (total: number) => {
+    let pos = 0;
+    const reads: number[] = [];
+    return {
+      reads,
+      read(dst: Uint8Array) {
+        const n = Math.min(dst.length, total - pos);
+        for (let i = 0; i < n; i++) dst[i] = (pos + i) % 251;
+        pos += n;
+        reads.push(n);
+        return n;
+      },
+      close() {},
+    };
+  };
+  it('reading the levels at the front of a 1 MiB page decompresses 16 KiB, not the page', () => {
+    const inf = counting(1 << 20);
+    const w = new Window(inf, 1 << 20);
+    expect(w.ensure(600)).toBe(true);
+    expect(inf.reads).toEqual([1 << 14]);
+    w.close();
+  });
+  it('refills double up to the window, and the bytes come out in order', () => {
+    const total = 3 << 20;
+    const inf = counting(total);
+    const w = new Window(inf, total);
+    let seen = 0;
+    while (w.rest() > 0) {
+      expect(w.ensure(1)).toBe(true);
+      const k = Math.min(w.end - w.pos, w.rest());
+      for (let i = 0; i < k; i++) if (w.buf[w.pos + i] !== (seen + i) % 251) throw new Error(`byte ${seen + i}`);
+      w.advance(k);
+      seen += k;
+    }
+    expect(seen).toBe(total);
+    expect(inf.reads.slice(0, 8)).toEqual([1 << 14, 1 << 15, 1 << 16, 1 << 17, 1 << 18, 1 << 19, 1 << 20, 1 << 20]);
+    w.finish('values');
+  });
+  it('a value longer than the refill is still made available whole', () => {
+    const inf = counting(1 << 20);
+    const w = new Window(inf, 1 << 20);
+    expect(w.ensure(300_000)).toBe(true);
+    expect(w.end - w.pos).toBeGreaterThanOrEqual(300_000);
+    expect(inf.reads[0]).toBe(300_000);
+    w.close();
   });
 });

@@ -28,6 +28,9 @@ export interface RowTriples {
   vals: unknown[];
 }
 
+/** The first refill of a page's window (Window.refill). */
+const FIRST_REFILL = 1 << 14;
+
 /** Sliding window over a page body being decompressed. */
 export class Window {
   buf: Buffer;
@@ -35,6 +38,12 @@ export class Window {
   end = 0;
   consumed = 0;
   private eof = false;
+  /**
+   * Bytes asked of the inflater per refill: small first, then doubling up to the window. A v1 page
+   * without a wanted row is given up after its levels, which sit at its front: filling the whole
+   * window at once would decompress all of a 1 MB page to read a few hundred bytes of levels.
+   */
+  private refill = FIRST_REFILL;
   /** `total`: the body's decompressed size per its page header; no read may go past it. */
   constructor(
     private readonly inf: Inflater,
@@ -59,7 +68,8 @@ export class Window {
       this.buf = bigger;
     }
     while (this.end < n && !this.eof) {
-      const got = this.inf.read(this.buf.subarray(this.end));
+      const got = this.inf.read(this.buf.subarray(this.end, Math.min(this.buf.length, Math.max(n, this.end + this.refill))));
+      this.refill = Math.min(2 * this.refill, this.buf.length);
       if (got === 0) this.eof = true;
       this.end += got;
     }
