@@ -3,7 +3,7 @@
 // compressed page, never a whole decompressed page or column chunk.
 import { isUtf8 } from 'node:buffer';
 import { readSync } from 'node:fs';
-import { Unsupported, type ChunkMeta, type LeafColumn } from './meta.js';
+import { Unsupported, isEncoding, type ChunkMeta, type LeafColumn } from './meta.js';
 import { decodesWhole, inflater, type Inflater } from './inflate.js';
 import { ParquetFormatError, ThriftEndError, ThriftReader, count, num, optNum, struct, type ThriftStruct } from './thrift.js';
 
@@ -460,8 +460,8 @@ export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: Lea
       // Required fields even where the level is not stored.
       const defEncoding = num(dh, 3, 'definition level encoding');
       const repEncoding = num(dh, 4, 'repetition level encoding');
-      // parquet.thrift's Encoding enum runs 0..9: anything else is not an encoding at all.
-      if (defEncoding < 0 || defEncoding > 9 || repEncoding < 0 || repEncoding > 9) throw new ParquetFormatError(`level encodings ${defEncoding} and ${repEncoding}`);
+      // parquet.thrift's Encoding enum: 0 and 2..9 (anything else is not an encoding at all).
+      if (!isEncoding(defEncoding) || !isEncoding(repEncoding)) throw new ParquetFormatError(`level encodings ${defEncoding} and ${repEncoding}`);
       if (leaf.maxRep > 0 && repEncoding !== ENC.RLE) throw new Unsupported('BIT_PACKED repetition levels');
       if (leaf.maxDef > 0 && defEncoding !== ENC.RLE) throw new Unsupported('BIT_PACKED definition levels');
       w = new Window(inflater(codec, file.body(compressed, decodesWhole(codec, uncompressed)), uncompressed), uncompressed);

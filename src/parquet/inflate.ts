@@ -40,7 +40,7 @@
 import { createRequire } from 'node:module';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { brotliDecompressSync, unzipSync } from 'node:zlib';
+import { brotliDecompressSync, unzipSync, type BrotliOptions } from 'node:zlib';
 import { Unsupported } from './meta.js';
 import { ParquetFormatError } from './thrift.js';
 
@@ -60,6 +60,10 @@ export function codecName(codec: number): string {
 
 /** Largest gzip page inflated in one call; larger ones stream (see the top). */
 const GZIP_WHOLE = 64 * 2 ** 20;
+/** Largest brotli page decoded whole by node:zlib; larger ones stream through brotli-wasm (see the top). */
+const BROTLI_WHOLE = 4 * 2 ** 20;
+/** brotli-wasm step: input bytes fed and output bytes asked for per call. */
+const BROTLI_STEP = 64 * 1024;
 /** fflate input step: bounds what one step can produce (1032x) for a streamed gzip page. */
 const GZIP_STEP = 16 * 1024;
 /**
@@ -311,6 +315,7 @@ function zlibWhole(name: string, size: number, run: (maxOutputLength: number) =>
     // maxOutputLength must be at least 1; an empty page that inflates to a byte is still caught below.
     out = run(Math.max(size, 1));
   } catch (e) {
+    if (e instanceof ParquetFormatError) throw e;
     if ((e as ZlibError).code === 'ERR_BUFFER_TOO_LARGE') throw sizeMismatch(name, 'more', size);
     throw new ParquetFormatError(`${name}: ${(e as Error).message}`);
   }
@@ -331,9 +336,99 @@ function gzip(src: Uint8Array, size: number): Inflater {
   return new Bounded(new Pushed(src, (ondata) => new Decoder(ondata), 'GZIP', GZIP_STEP, false), 'GZIP', size);
 }
 
+// ---- brotli: node:zlib one-shot for small pages, brotli-wasm streamed for the others ----
+
+interface BrotliStreamResult {
+  buf: Uint8Array;
+  code: number;
+  input_offset: number;
+  free(): void;
+}
+interface BrotliWasm {
+  DecompressStream: new () => { decompress(input: Uint8Array, outputSize: number): BrotliStreamResult; free(): void };
+  BrotliStreamResultCode: { ResultSuccess: number; NeedsMoreInput: number; NeedsMoreOutput: number };
+}
+let brotliWasm: BrotliWasm | undefined;
+
+/** How brotli pages are decoded: `stream` / `whole` force one path for every page (tests), else by size. */
+function brotliPath(size: number): 'stream' | 'whole' {
+  const forced = process.env.DIVERGENCE_MINE_BROTLI;
+  if (forced === 'stream' || forced === 'whole') return forced;
+  return size <= BROTLI_WHOLE ? 'whole' : 'stream';
+}
+
+/**
+ * brotli-wasm's DecompressStream, fed BROTLI_STEP input bytes and asked for at most BROTLI_STEP
+ * output bytes a call: memory holds the stream's ring buffer (its window, at most 16 MiB, whatever
+ * the page declares) and one step of output. The end of the stream must be the end of the body.
+ */
+class BrotliStream implements Inflater {
+  private pos = 0;
+  private out: Uint8Array = EMPTY;
+  private head = 0;
+  private ended = false;
+  private d: InstanceType<BrotliWasm['DecompressStream']> | null;
+  constructor(
+    private readonly src: Uint8Array,
+    private readonly lib: BrotliWasm,
+  ) {
+    this.d = new lib.DecompressStream();
+  }
+  close(): void {
+    this.d?.free();
+    this.d = null;
+  }
+  read(dst: Uint8Array): number {
+    let n = 0;
+    while (n < dst.length) {
+      if (this.head < this.out.length) {
+        const k = Math.min(dst.length - n, this.out.length - this.head);
+        dst.set(this.out.subarray(this.head, this.head + k), n);
+        n += k;
+        this.head += k;
+        continue;
+      }
+      if (this.ended || !this.d) break;
+      const chunk = this.src.subarray(this.pos, Math.min(this.src.length, this.pos + BROTLI_STEP));
+      let r: BrotliStreamResult;
+      try {
+        r = this.d.decompress(chunk, BROTLI_STEP);
+      } catch (e) {
+        throw new ParquetFormatError(`BROTLI: corrupt stream (${String((e as Error)?.message ?? e)})`);
+      }
+      const { buf, code, input_offset: used } = r;
+      r.free();
+      this.pos += used;
+      this.out = buf;
+      this.head = 0;
+      const codes = this.lib.BrotliStreamResultCode;
+      if (code === codes.ResultSuccess) {
+        this.ended = true;
+        if (this.pos !== this.src.length) throw new ParquetFormatError(`BROTLI: ${this.src.length - this.pos} bytes after the end of the stream`);
+      } else if (code === codes.NeedsMoreInput) {
+        if (this.pos >= this.src.length) throw new ParquetFormatError('BROTLI: truncated stream');
+      } else if (code !== codes.NeedsMoreOutput) throw new ParquetFormatError(`BROTLI: stream result ${code}`);
+      if (used === 0 && buf.length === 0 && code !== codes.ResultSuccess) throw new ParquetFormatError('BROTLI: the decoder makes no progress');
+    }
+    return n;
+  }
+}
+
 function brotli(src: Uint8Array, size: number): Inflater {
-  plausible('BROTLI', size, src.length, 4096, 1024);
-  return zlibWhole('BROTLI', size, (maxOutputLength) => brotliDecompressSync(src, { maxOutputLength }));
+  if (brotliPath(size) === 'whole') {
+    // The whole page is held: refuse a declared size far beyond real data (5-50x) before allocating it.
+    plausible('BROTLI', size, src.length, 4096, 1024);
+    return zlibWhole('BROTLI', size, (maxOutputLength) => {
+      // `info` (not in @types/node's BrotliOptions) returns the engine too, which counts the input consumed.
+      const withInfo = { maxOutputLength, info: true } as BrotliOptions;
+      const { buffer, engine } = brotliDecompressSync(src, withInfo) as unknown as { buffer: Buffer; engine: { bytesWritten: number } };
+      // node:zlib stops at the end of the stream and ignores what follows; the streamed path refuses it.
+      if (engine.bytesWritten !== src.length) throw new ParquetFormatError(`BROTLI: ${src.length - engine.bytesWritten} bytes after the end of the stream`);
+      return buffer;
+    });
+  }
+  brotliWasm ??= requireCjs('brotli-wasm') as BrotliWasm;
+  return new Bounded(new BrotliStream(src, brotliWasm), 'BROTLI', size);
 }
 
 // ---- snappy ----
@@ -454,10 +549,11 @@ function lz4(src: Uint8Array, size: number, hadoop: boolean): Inflater {
 export function decodesWhole(codec: number, size: number): boolean {
   switch (codec) {
     case CODEC.SNAPPY:
-    case CODEC.BROTLI:
     case CODEC.LZ4:
     case CODEC.LZ4_RAW:
       return true;
+    case CODEC.BROTLI:
+      return brotliPath(size) === 'whole';
     case CODEC.GZIP:
       return size <= GZIP_WHOLE && process.env.DIVERGENCE_MINE_GZIP !== 'stream';
     default:
@@ -499,7 +595,7 @@ export function decoderOf(codec: number): string {
     case CODEC.GZIP:
       return process.env.DIVERGENCE_MINE_GZIP === 'stream' ? 'fflate' : 'node:zlib';
     case CODEC.BROTLI:
-      return 'node:zlib';
+      return process.env.DIVERGENCE_MINE_BROTLI === 'stream' ? 'brotli-wasm' : 'node:zlib';
     case CODEC.LZ4:
     case CODEC.LZ4_RAW:
       return nativeLz4() ? 'lz4-napi' : 'lz4js';
