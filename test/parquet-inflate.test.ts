@@ -197,3 +197,16 @@ function inflateWith(m: typeof import('../src/parquet/inflate.js'), body: Uint8A
   i.close();
   return Buffer.concat(parts);
 }
+
+describe('what a read may hold whole (the miner splits a row group across workers only below 32 MiB of it)', () => {
+  it('Hadoop LZ4 pages count as whole (a frame may be the page), brotli only up to 4 MiB', async () => {
+    const { mayHoldWhole } = await import('../src/parquet/inflate.js');
+    const { largestWholePageOf } = await import('../src/parquet/reader.js');
+    expect(mayHoldWhole(CODEC.LZ4, 1 << 30)).toBe(true);
+    expect(mayHoldWhole(CODEC.ZSTD, 1 << 20)).toBe(false);
+    expect(mayHoldWhole(CODEC.BROTLI, 4 * 2 ** 20)).toBe(true);
+    expect(mayHoldWhole(CODEC.BROTLI, 4 * 2 ** 20 + 1)).toBe(false);
+    const lz4File = new URL('../fixtures/writers/files/parquet-rs-lz4-v1.parquet', import.meta.url).pathname;
+    expect(largestWholePageOf(lz4File, 0, ['trajectory'])).toBeGreaterThan(0);
+  });
+});

@@ -609,6 +609,15 @@ export function decodesWhole(codec: number, size: number): boolean {
   }
 }
 
+/**
+ * Whether reading a page of `codec` declaring `size` bytes may hold all of them at once: a page
+ * decoded whole, or a Hadoop-framed LZ4 page, whose frames only its body tells (parquet-rs writes
+ * one frame per page): counted as the page, which no frame exceeds.
+ */
+export function mayHoldWhole(codec: number, size: number): boolean {
+  return codec === CODEC.LZ4 || decodesWhole(codec, size);
+}
+
 /** The decompressed body of a page that declares `size` bytes. */
 export function inflater(codec: number, src: Uint8Array, size: number): Inflater {
   if (size < 0 || size > MAX_PAGE) throw new ParquetFormatError(`page declares ${size} bytes`);
