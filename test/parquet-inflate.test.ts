@@ -94,6 +94,30 @@ describe('LZ4: Hadoop frames decoded one by one, LZ4_RAW as one block', () => {
     expect(decodesWhole(CODEC.LZ4, data.length)).toBe(false);
   });
 
+  it('lz4js (DIVERGENCE_MINE_LZ4=js) decodes the same frames to the same bytes', async () => {
+    const saved = process.env.DIVERGENCE_MINE_LZ4;
+    process.env.DIVERGENCE_MINE_LZ4 = 'js';
+    vi.resetModules();
+    const m = await import('../src/parquet/inflate.js');
+    try {
+      expect(m.decoderOf(m.CODEC.LZ4)).toBe('lz4js');
+    } finally {
+      if (saved === undefined) delete process.env.DIVERGENCE_MINE_LZ4;
+      else process.env.DIVERGENCE_MINE_LZ4 = saved;
+    }
+    const i = m.inflater(m.CODEC.LZ4, body, data.length);
+    const parts: Buffer[] = [];
+    const step = new Uint8Array(100_000);
+    for (let n; (n = i.read(step)) > 0; ) parts.push(Buffer.from(step.subarray(0, n)));
+    expect(Buffer.concat(parts).equals(data)).toBe(true);
+    const last = frames.at(-1)!;
+    const bad = framed([...frames.slice(0, -1), { out: last.out, block: Buffer.alloc(last.block.length, 0xff) }]);
+    expect(() => {
+      const j = m.inflater(m.CODEC.LZ4, bad, data.length);
+      while (j.read(step) > 0);
+    }).toThrow(/Hadoop frame \d+ is corrupt/);
+  });
+
   it('frames are decoded as they are read: a corrupt last frame shows only when it is reached', () => {
     const last = frames.at(-1)!;
     const bad = framed([...frames.slice(0, -1), { out: last.out, block: Buffer.alloc(last.block.length, 0xff) }]);
