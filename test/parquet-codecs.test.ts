@@ -32,11 +32,11 @@ const CODECS: { codec: CodecName; id: number; duck: string | null }[] = [
   { codec: 'ZSTD', id: 6, duck: 'zstd' },
   { codec: 'LZ4_RAW', id: 7, duck: 'lz4' },
 ];
-/** The pure-JS path of every codec that has another one. */
-const JS_ENV = { DIVERGENCE_MINE_ZSTD: 'js', DIVERGENCE_MINE_LZ4: 'js', DIVERGENCE_MINE_SNAPPY: 'js', DIVERGENCE_MINE_GZIP: 'stream' };
+/** The pure-JS (or streamed) path of every codec that has another one. */
+const JS_ENV = { DIVERGENCE_MINE_ZSTD: 'js', DIVERGENCE_MINE_LZ4: 'js', DIVERGENCE_MINE_SNAPPY: 'js', DIVERGENCE_MINE_GZIP: 'stream', DIVERGENCE_MINE_BROTLI: 'stream' };
 const DECODERS: Record<'native' | 'js', Record<CodecName, string>> = {
   native: { UNCOMPRESSED: 'none', SNAPPY: 'snappy', GZIP: 'node:zlib', BROTLI: 'node:zlib', LZ4: 'lz4-napi', ZSTD: 'zstd-napi', LZ4_RAW: 'lz4-napi' },
-  js: { UNCOMPRESSED: 'none', SNAPPY: 'snappyjs', GZIP: 'fflate', BROTLI: 'node:zlib', LZ4: 'lz4js', ZSTD: 'fzstd', LZ4_RAW: 'lz4js' },
+  js: { UNCOMPRESSED: 'none', SNAPPY: 'snappyjs', GZIP: 'fflate', BROTLI: 'brotli-wasm', LZ4: 'lz4js', ZSTD: 'fzstd', LZ4_RAW: 'lz4js' },
 };
 const IMPLS = ['native', 'js'] as const;
 

@@ -1,6 +1,7 @@
 // A short seeded run of the structure-aware parquet fuzzer (test/support/parquet-fuzz.mjs): field-level
 // mutations of real files, read by our reader and by parquet-wasm, each in a child process under a
-// watchdog. Every case must agree, end in a clean corrupt-file error, or be declined as Unsupported.
+// watchdog, and by DuckDB where those two differ. Every case must agree with parquet-wasm or DuckDB,
+// end in a clean corrupt-file error, be declined as Unsupported, or fall under a named ignored-field rule.
 // Then a few of the corrupt cases through the built CLI (exit 5, one line, no output file), and tool
 // call arguments nested 100,000 deep through the miner. The long run: `npm run fuzz -- --cases N --seed S`.
 // Inputs derive from real rows of nebius/SWE-rebench-openhands-trajectories (CC-BY-4.0, © Nebius).
@@ -9,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error -- plain ESM test support without types
-import { baseFiles, makeCase, runFuzz } from './support/parquet-fuzz.mjs';
+import { baseFiles, judge, makeCase, runFuzz } from './support/parquet-fuzz.mjs';
 // @ts-expect-error -- plain ESM test support without types
 import { ROOT, runCli } from './support/robust-fixtures.mjs';
 
@@ -29,15 +30,37 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-describe('structure-aware parquet fuzzing, our reader against parquet-wasm', () => {
-  it(`${CASES} cases of seed ${SEED}: agreed, clean error or Unsupported; never another exception, a hang, an abort or different rows`, async () => {
+describe('structure-aware parquet fuzzing, our reader against parquet-wasm and DuckDB', () => {
+  it(`${CASES} cases of seed ${SEED}: agreed, clean error or Unsupported; never another exception, a hang, an abort or rows no other reader gives`, async () => {
     const res = (await runFuzz({ cases: CASES, seed: SEED, timeoutMs: 20_000 })) as Summary;
     expect(res.failures.map((f) => `case ${f.id}: ${f.what}: ${f.outcome} ${f.why.split('\n')[0]}`)).toEqual([]);
     // The run exercised both sides: files both readers read alike, and files ours refused.
     expect(res.counts.agreed ?? 0).toBeGreaterThan(CASES / 10);
     expect(res.counts['clean-error'] ?? 0).toBeGreaterThan(CASES / 10);
+    // DuckDB settled cases parquet-wasm refused (footer fields parquet-rs reads and ours does not need).
+    expect(res.counts['agreed-duckdb-wasm-refused'] ?? 0).toBeGreaterThan(0);
     expect(Object.values(res.baseline).every((b) => b === 'agreed' || b.startsWith('unsupported'))).toBe(true);
   }, 240_000);
+
+  describe('the verdict on a case ours read', () => {
+    const rows = (v: string) => ({ groups: [1], full: [{ c: [v] }], part: [{ c: [] }] });
+    const ok = (v: string) => ({ kind: 'ok', value: rows(v) });
+    const refused = { kind: 'exception', message: 'Error: Parquet error: bad' };
+    const plain = { rule: null };
+    const ignorable = { rule: 'index-section-of-a-page-without-values' };
+    it.each([
+      { name: 'parquet-wasm gives the same rows', c: plain, ref: ok('a'), duck: null, base: null, outcome: 'agreed' },
+      { name: 'parquet-wasm refuses, DuckDB not asked yet', c: plain, ref: refused, duck: null, base: null, outcome: 'needs-duckdb' },
+      { name: 'parquet-wasm refuses, DuckDB gives the same rows', c: plain, ref: refused, duck: ok('a'), base: null, outcome: 'agreed-duckdb-wasm-refused' },
+      { name: 'parquet-wasm differs, DuckDB gives the same rows', c: plain, ref: ok('b'), duck: ok('a'), base: null, outcome: 'agreed-duckdb-wasm-differed' },
+      { name: 'both refuse', c: plain, ref: refused, duck: refused, base: rows('a'), outcome: 'FAIL:accepted-both-refused' },
+      { name: 'both give other rows', c: plain, ref: ok('b'), duck: ok('b'), base: rows('a'), outcome: 'FAIL:differ' },
+      { name: 'both refuse, an ignored field, the unmutated rows', c: ignorable, ref: refused, duck: refused, base: rows('a'), outcome: 'ignored-field:index bit width of a page without values' },
+      { name: 'both refuse, an ignored field, but other rows than the unmutated file', c: ignorable, ref: refused, duck: refused, base: rows('z'), outcome: 'FAIL:accepted-both-refused' },
+    ])('$name: $outcome', ({ c, ref, duck, base, outcome }) => {
+      expect(judge(c, '/x.parquet', ok('a'), ref, duck, base).outcome).toBe(outcome);
+    });
+  });
 
   it('a case is the same file for the same seed', async () => {
     const bases = await baseFiles(dir);

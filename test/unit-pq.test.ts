@@ -2,7 +2,7 @@
 // files written by DuckDB (an independent writer) read back and compared value for value with
 // parquet-wasm + arrow-values.ts, the values the wasm engine hands to the encoder.
 import { openAsBlob } from 'node:fs';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,6 +17,8 @@ import { fileMeta, readRowGroup, Unsupported } from '../src/parquet/reader.js';
 import { ParquetFormatError, ThriftEndError, ThriftReader } from '../src/parquet/thrift.js';
 import { UserError } from '../src/errors.js';
 import { wasmValues } from './support/wasm-values.js';
+// @ts-expect-error -- plain ESM test support without types
+import { withFooter } from './support/parquet-fuzz.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'dm-unit-pq-'));
@@ -144,6 +146,64 @@ describe('record assembly (shapeLeaf + merge)', () => {
 
   it('rejects a row that starts with a repetition', () => {
     expect(() => shapeLeaf(pathA, [1], [4], ['x'], 0, 1)).toThrow(ParquetFormatError);
+  });
+
+  // One leaf says the element struct is null (def 2), the other that it has fields (def 3, 4):
+  // readers that believe one leaf or the other build different rows, so neither is believed.
+  it.each([
+    { name: 'first leaf null struct, second leaf a field', a: [[0, 2]] as T[], b: [[0, 4]] as T[] },
+    { name: 'first leaf a value, second leaf null struct', a: [[0, 4, 'x']] as T[], b: [[0, 2]] as T[] },
+    { name: 'first leaf null fields, second leaf null struct', a: [[0, 3]] as T[], b: [[0, 2]] as T[] },
+  ])('rejects leaves that disagree on a null: $name', ({ a: ta, b: tb }) => {
+    const shape = (path: LogicalNode[], t: T[]) =>
+      shapeLeaf(path, t.map((x) => x[0]), t.map((x) => x[1]), t.map((x) => x[2]), 0, t.length, listLevels(path));
+    expect(() => merge(col, 0, [shape(pathA, ta), shape(pathB, tb)])).toThrow('leaves disagree on a null');
+  });
+});
+
+describe('footer fields parquet.thrift requires, checked even where this reader does not use them', () => {
+  // DuckDB and parquet-rs refuse a file that breaks any of these: ours reports it as corrupt (exit 5).
+  const src = readFileSync(join(ROOT, 'fixtures/forks.parquet'));
+  type Tree = { fields: { id: number; type: number; v: unknown; wire?: number }[] };
+  type Ops = { get(s: Tree, id: number): any; set(s: Tree, id: number, type: number, v: unknown): void; drop(s: Tree, id: number): void; field(s: Tree, id: number): any };
+  /** Column chunk 0's ColumnMetaData, and schema element `k`. */
+  const chunk0 = (fm: Tree, o: Ops): Tree => o.get(o.get(o.get(fm, 4).list[0], 1).list[0], 3);
+  const schema = (fm: Tree, o: Ops, k: number): Tree => o.get(fm, 2).list[k];
+  /** An encoding_stats list of one PageEncodingStats: page_type, encoding, count (as many as given). */
+  const stats = (v: bigint[]) => ({ list: [{ fields: v.map((x, k) => ({ id: k + 1, type: 5, v: x })) }], et: 12 });
+  /** Index of the first leaf string element (trajectory_id) in the flattened schema. */
+  const LEAF = 1;
+  const cases: { name: string; edit: (fm: Tree, o: Ops) => void; error: string }[] = [
+    { name: 'encodings removed', edit: (fm, o) => o.drop(chunk0(fm, o), 2), error: 'no encodings list' },
+    { name: 'an encoding of 1 (no such encoding)', edit: (fm, o) => (o.get(chunk0(fm, o), 2).list[0] = 1n), error: 'encoding 1' },
+    { name: 'path_in_schema removed', edit: (fm, o) => o.drop(chunk0(fm, o), 3), error: 'no path_in_schema' },
+    { name: 'total_uncompressed_size removed', edit: (fm, o) => o.drop(chunk0(fm, o), 6), error: 'no total_uncompressed_size' },
+    { name: 'encoding_stats page type 9', edit: (fm, o) => o.set(chunk0(fm, o), 13, 9, stats([9n, 0n, 1n])), error: 'encoding_stats page_type 9' },
+    { name: 'encoding_stats without its count', edit: (fm, o) => o.set(chunk0(fm, o), 13, 9, stats([0n, 0n])), error: 'encoding_stats count' },
+    { name: 'a schema name that is not UTF-8', edit: (fm, o) => o.set(schema(fm, o, LEAF), 4, 8, Buffer.from([0x74, 0xff, 0x69])), error: 'not UTF-8' },
+    { name: 'repetition type 7', edit: (fm, o) => o.set(schema(fm, o, LEAF), 3, 5, 7n), error: 'repetition type 7' },
+    { name: 'converted type 99', edit: (fm, o) => o.set(schema(fm, o, LEAF), 6, 5, 99n), error: 'converted type 99' },
+    { name: 'a string leaf annotated MAP', edit: (fm, o) => o.set(schema(fm, o, LEAF), 6, 5, 1n), error: 'converted type 1' },
+    {
+      name: 'codec given twice, as a list and as an i32',
+      edit: (fm, o) => chunk0(fm, o).fields.splice(3, 0, { id: 4, type: 9, v: { list: [], et: 5 } }),
+      error: 'field 4 given twice, as two types',
+    },
+  ];
+  it.each(cases)('$name', ({ edit, error }) => {
+    const path = join(dir, `footer-${error.replace(/\W+/g, '-')}.parquet`);
+    writeFileSync(path, withFooter(src, edit));
+    expect(() => fileMeta(path)).toThrow(new RegExp(`^${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: corrupt parquet data \\(.*${error}`));
+  });
+
+  it('the same file rebuilt unchanged, or with a field repeated as the same type (the last counts), reads as before', () => {
+    const want = readRowGroup(join(ROOT, 'fixtures/forks.parquet'), 0, ['trajectory_id', 'trajectory'], null);
+    const same = join(dir, 'footer-unchanged.parquet');
+    writeFileSync(same, withFooter(src, () => {}));
+    expect(readRowGroup(same, 0, ['trajectory_id', 'trajectory'], null)).toEqual(want);
+    const twice = join(dir, 'footer-num-values-twice.parquet');
+    writeFileSync(twice, withFooter(src, (fm, o: Ops) => chunk0(fm as Tree, o).fields.splice(4, 0, { id: 5, type: 6, v: 12345n })));
+    expect(readRowGroup(twice, 0, ['trajectory_id', 'trajectory'], null)).toEqual(want);
   });
 });
 

@@ -76,7 +76,14 @@ export function shapeLeaf(
 export function merge(node: LogicalNode, depth: number, shapes: readonly unknown[]): unknown {
   const s0 = shapes[0];
   // A struct passes its fields' shapes through, so a deeper marker belongs to a field.
-  if (s0 instanceof Null && s0.depth <= depth) return null;
+  const isNull = s0 instanceof Null && s0.depth <= depth;
+  // Every leaf below this node must say the same of it: one leaf's null struct against another's
+  // value is a corrupt file (readers that believe one leaf or the other build different rows).
+  for (let k = 1; k < shapes.length; k++) {
+    const s = shapes[k];
+    if ((s instanceof Null && s.depth <= depth) !== isNull) throw new ParquetFormatError('leaves disagree on a null');
+  }
+  if (isNull) return null;
   switch (node.kind) {
     case 'leaf':
       if (s0 instanceof Null) throw new ParquetFormatError('a null marker below a leaf');

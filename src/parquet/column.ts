@@ -3,8 +3,8 @@
 // compressed page, never a whole decompressed page or column chunk.
 import { isUtf8 } from 'node:buffer';
 import { readSync } from 'node:fs';
-import { Unsupported, type ChunkMeta, type LeafColumn } from './meta.js';
-import { decodesWhole, inflater, type Inflater } from './inflate.js';
+import { Unsupported, isEncoding, type ChunkMeta, type LeafColumn } from './meta.js';
+import { decodesWhole, inflater, mayHoldWhole, type Inflater } from './inflate.js';
 import { ParquetFormatError, ThriftEndError, ThriftReader, count, num, optNum, struct, type ThriftStruct } from './thrift.js';
 
 const PAGE = { DATA: 0, DICTIONARY: 2, DATA_V2: 3 } as const;
@@ -470,8 +470,8 @@ export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: Lea
       // Required fields even where the level is not stored.
       const defEncoding = num(dh, 3, 'definition level encoding');
       const repEncoding = num(dh, 4, 'repetition level encoding');
-      // parquet.thrift's Encoding enum runs 0..9: anything else is not an encoding at all.
-      if (defEncoding < 0 || defEncoding > 9 || repEncoding < 0 || repEncoding > 9) throw new ParquetFormatError(`level encodings ${defEncoding} and ${repEncoding}`);
+      // parquet.thrift's Encoding enum: 0 and 2..9 (anything else is not an encoding at all).
+      if (!isEncoding(defEncoding) || !isEncoding(repEncoding)) throw new ParquetFormatError(`level encodings ${defEncoding} and ${repEncoding}`);
       if (leaf.maxRep > 0 && repEncoding !== ENC.RLE) throw new Unsupported('BIT_PACKED repetition levels');
       if (leaf.maxDef > 0 && defEncoding !== ENC.RLE) throw new Unsupported('BIT_PACKED definition levels');
       w = new Window(inflater(codec, file.body(compressed, decodesWhole(codec, uncompressed)), uncompressed), uncompressed);
@@ -696,18 +696,18 @@ export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: Lea
 }
 
 /**
- * The largest declared page of `chunk` that its codec decodes whole (decodesWhole), 0 when there is
- * none (zstd, uncompressed): what reading the chunk holds at once, at least. Only page headers are
+ * The largest declared page of `chunk` that its codec may hold whole (mayHoldWhole), 0 when there is
+ * none (zstd, uncompressed, brotli over 4 MiB): what reading the chunk holds at once, at least. Only page headers are
  * read. A caller may use it to keep two readers from holding such pages at the same time.
  */
 export function largestWholePage(fd: number, chunk: ChunkMeta): number {
-  if (!decodesWhole(chunk.codec, 0)) return 0;
+  if (!mayHoldWhole(chunk.codec, 0)) return 0;
   const file = new ChunkFile(fd, chunk);
   let largest = 0;
   while (!file.done) {
     const h = file.header();
     const size = count(h, 2, 'uncompressed page size', MAX_PAGE);
-    if (decodesWhole(chunk.codec, size)) largest = Math.max(largest, size);
+    if (mayHoldWhole(chunk.codec, size)) largest = Math.max(largest, size);
     file.skipBody(count(h, 3, 'compressed page size', MAX_PAGE));
   }
   return largest;

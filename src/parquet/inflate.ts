@@ -12,13 +12,26 @@
 //   gzip and the raw zlib some old writers used, as Arrow does), bounded by `maxOutputLength`;
 //   larger pages are streamed through fflate in 16 KiB input steps, so a bomb holds at most about
 //   16 MiB (deflate expands at most 1032x) whatever it declares.
-// - BROTLI: node:zlib one-shot, bounded by `maxOutputLength`: the whole declared page is held. No
-//   synchronous streaming brotli exists, so a page may declare at most 4096x its compressed size
-//   (far above real data, which is 5-50x) and never over 2 GiB.
-// - SNAPPY, LZ4 (Hadoop-framed, else a raw block, like Arrow C++ and parquet-rs), LZ4_RAW: block
-//   formats with no streaming decoder in any of the libraries: the whole declared page is held,
-//   which the codec's maximum expansion bounds (snappy 64 bytes per 3-byte copy, LZ4 255 bytes per
-//   byte) and never over 2 GiB.
+// - BROTLI: pages declaring up to 4 MiB are decoded whole by node:zlib (one-shot, bounded by
+//   `maxOutputLength`, at most 4096x the body: real data is 5-50x); larger pages stream through
+//   brotli-wasm 3.0.1's DecompressStream (the Rust brotli decoder compiled to wasm, synchronous) in
+//   64 KiB steps of input and of output: memory holds the stream's window (at most 16 MiB) and a
+//   step, whatever the page declares, so no ratio cap is needed there. node:zlib is the faster of the
+//   two on real pages (0.65 against 0.38 GB/s on pyarrow's brotli pages, bench/brotli-paths.mjs).
+//   Both refuse bytes after the end of the stream. DIVERGENCE_MINE_BROTLI=stream / =whole force
+//   one path for every page (tests).
+// - LZ4 in the legacy Hadoop framing ([u32 BE output size][u32 BE block size][block], repeated):
+//   frame by frame as the page is read, each frame one raw block decoded on its own: memory holds
+//   one frame's output (256 KiB from Hadoop's codec), its sizes checked against the bytes behind it,
+//   the page's remaining declared size and 255x its block before it is allocated. A page that is not
+//   a complete chain of frames is one raw block (like Arrow C++ and parquet-rs), decoded whole.
+//   (Arrow C++ falls back to the raw block also when a frame fails to decode; here a complete chain
+//   of frame headers is taken as framed, and a frame that fails is a corrupt page: a raw block whose
+//   bytes also chain up exactly to the declared size is read as framed.)
+// - SNAPPY, LZ4_RAW (one raw block), unframed LZ4: block formats with no streaming decoder in any
+//   of the libraries: the whole declared page is held, which the codec's maximum expansion bounds
+//   (snappy 64 bytes per 3-byte copy; LZ4 255 bytes per byte: at most 255x the body plus 64 bytes)
+//   and never over 2 GiB.
 //   LZ4: lz4-napi when its native addon loads (1.3 GB/s on a 4 MB page of trajectory JSON, 0.6
 //   GB/s with the size prefix it needs copied in), else lz4js (0.24 GB/s); same bytes either way.
 //   Snappy: `snappy` (napi-rs 7.4.3, the snap crate) when its prebuilt addon loads, about 1.5 GB/s
@@ -32,15 +45,14 @@
 // Whole pages and their compressed bodies: bodies of pages decoded whole share one buffer per
 // thread (column.ts), and a decoded page of 64 MiB or more is collected as soon as it is read
 // (releaseLarge): DuckDB writes 380 MB pages, and V8 would otherwise keep the last one beside the
-// next. Gzip: node:zlib 0.13 GB/s, fflate 0.06 GB/s; brotli: node:zlib 0.28 GB/s (one-shot, whose
-// result node:zlib concatenates from chunks: a large brotli or gzip page is held about twice while
-// it is decoded; brotli pages of real writers are about 1 MB).
+// next. Gzip: node:zlib 0.13 GB/s, fflate 0.06 GB/s (one-shot, whose result node:zlib concatenates
+// from chunks: a gzip page decoded whole is held about twice while it is decoded).
 // DIVERGENCE_MINE_ZSTD / _LZ4 / _SNAPPY = js force the pure-JS decoder; DIVERGENCE_MINE_GZIP=stream forces
 // the fflate path for every gzip page (tests).
 import { createRequire } from 'node:module';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { brotliDecompressSync, unzipSync } from 'node:zlib';
+import { brotliDecompressSync, unzipSync, type BrotliOptions } from 'node:zlib';
 import { Unsupported } from './meta.js';
 import { ParquetFormatError } from './thrift.js';
 
@@ -60,6 +72,10 @@ export function codecName(codec: number): string {
 
 /** Largest gzip page inflated in one call; larger ones stream (see the top). */
 const GZIP_WHOLE = 64 * 2 ** 20;
+/** Largest brotli page decoded whole by node:zlib; larger ones stream through brotli-wasm (see the top). */
+const BROTLI_WHOLE = 4 * 2 ** 20;
+/** brotli-wasm step: input bytes fed and output bytes asked for per call. */
+const BROTLI_STEP = 64 * 1024;
 /** fflate input step: bounds what one step can produce (1032x) for a streamed gzip page. */
 const GZIP_STEP = 16 * 1024;
 /**
@@ -311,6 +327,7 @@ function zlibWhole(name: string, size: number, run: (maxOutputLength: number) =>
     // maxOutputLength must be at least 1; an empty page that inflates to a byte is still caught below.
     out = run(Math.max(size, 1));
   } catch (e) {
+    if (e instanceof ParquetFormatError) throw e;
     if ((e as ZlibError).code === 'ERR_BUFFER_TOO_LARGE') throw sizeMismatch(name, 'more', size);
     throw new ParquetFormatError(`${name}: ${(e as Error).message}`);
   }
@@ -331,9 +348,99 @@ function gzip(src: Uint8Array, size: number): Inflater {
   return new Bounded(new Pushed(src, (ondata) => new Decoder(ondata), 'GZIP', GZIP_STEP, false), 'GZIP', size);
 }
 
+// ---- brotli: node:zlib one-shot for small pages, brotli-wasm streamed for the others ----
+
+interface BrotliStreamResult {
+  buf: Uint8Array;
+  code: number;
+  input_offset: number;
+  free(): void;
+}
+interface BrotliWasm {
+  DecompressStream: new () => { decompress(input: Uint8Array, outputSize: number): BrotliStreamResult; free(): void };
+  BrotliStreamResultCode: { ResultSuccess: number; NeedsMoreInput: number; NeedsMoreOutput: number };
+}
+let brotliWasm: BrotliWasm | undefined;
+
+/** How brotli pages are decoded: `stream` / `whole` force one path for every page (tests), else by size. */
+function brotliPath(size: number): 'stream' | 'whole' {
+  const forced = process.env.DIVERGENCE_MINE_BROTLI;
+  if (forced === 'stream' || forced === 'whole') return forced;
+  return size <= BROTLI_WHOLE ? 'whole' : 'stream';
+}
+
+/**
+ * brotli-wasm's DecompressStream, fed BROTLI_STEP input bytes and asked for at most BROTLI_STEP
+ * output bytes a call: memory holds the stream's ring buffer (its window, at most 16 MiB, whatever
+ * the page declares) and one step of output. The end of the stream must be the end of the body.
+ */
+class BrotliStream implements Inflater {
+  private pos = 0;
+  private out: Uint8Array = EMPTY;
+  private head = 0;
+  private ended = false;
+  private d: InstanceType<BrotliWasm['DecompressStream']> | null;
+  constructor(
+    private readonly src: Uint8Array,
+    private readonly lib: BrotliWasm,
+  ) {
+    this.d = new lib.DecompressStream();
+  }
+  close(): void {
+    this.d?.free();
+    this.d = null;
+  }
+  read(dst: Uint8Array): number {
+    let n = 0;
+    while (n < dst.length) {
+      if (this.head < this.out.length) {
+        const k = Math.min(dst.length - n, this.out.length - this.head);
+        dst.set(this.out.subarray(this.head, this.head + k), n);
+        n += k;
+        this.head += k;
+        continue;
+      }
+      if (this.ended || !this.d) break;
+      const chunk = this.src.subarray(this.pos, Math.min(this.src.length, this.pos + BROTLI_STEP));
+      let r: BrotliStreamResult;
+      try {
+        r = this.d.decompress(chunk, BROTLI_STEP);
+      } catch (e) {
+        throw new ParquetFormatError(`BROTLI: corrupt stream (${String((e as Error)?.message ?? e)})`);
+      }
+      const { buf, code, input_offset: used } = r;
+      r.free();
+      this.pos += used;
+      this.out = buf;
+      this.head = 0;
+      const codes = this.lib.BrotliStreamResultCode;
+      if (code === codes.ResultSuccess) {
+        this.ended = true;
+        if (this.pos !== this.src.length) throw new ParquetFormatError(`BROTLI: ${this.src.length - this.pos} bytes after the end of the stream`);
+      } else if (code === codes.NeedsMoreInput) {
+        if (this.pos >= this.src.length) throw new ParquetFormatError('BROTLI: truncated stream');
+      } else if (code !== codes.NeedsMoreOutput) throw new ParquetFormatError(`BROTLI: stream result ${code}`);
+      if (used === 0 && buf.length === 0 && code !== codes.ResultSuccess) throw new ParquetFormatError('BROTLI: the decoder makes no progress');
+    }
+    return n;
+  }
+}
+
 function brotli(src: Uint8Array, size: number): Inflater {
-  plausible('BROTLI', size, src.length, 4096, 1024);
-  return zlibWhole('BROTLI', size, (maxOutputLength) => brotliDecompressSync(src, { maxOutputLength }));
+  if (brotliPath(size) === 'whole') {
+    // The whole page is held: refuse a declared size far beyond real data (5-50x) before allocating it.
+    plausible('BROTLI', size, src.length, 4096, 1024);
+    return zlibWhole('BROTLI', size, (maxOutputLength) => {
+      // `info` (not in @types/node's BrotliOptions) returns the engine too, which counts the input consumed.
+      const withInfo = { maxOutputLength, info: true } as BrotliOptions;
+      const { buffer, engine } = brotliDecompressSync(src, withInfo) as unknown as { buffer: Buffer; engine: { bytesWritten: number } };
+      // node:zlib stops at the end of the stream and ignores what follows; the streamed path refuses it.
+      if (engine.bytesWritten !== src.length) throw new ParquetFormatError(`BROTLI: ${src.length - engine.bytesWritten} bytes after the end of the stream`);
+      return buffer;
+    });
+  }
+  brotliWasm ??= requireCjs('brotli-wasm') as BrotliWasm;
+  return new Bounded(new BrotliStream(src, brotliWasm), 'BROTLI', size);
 }
 
 // ---- snappy ----
@@ -406,10 +513,13 @@ function lz4Block(src: Uint8Array, size: number): Uint8Array | null {
 
 /**
  * Hadoop framing: [u32 BE output size][u32 BE block size][block], repeated, filling the page
- * exactly. Null when the page is not framed that way (then it is read as one raw block).
+ * exactly. The frames of `src` when it is framed that way (each frame's sizes checked against the
+ * bytes behind it, against what is left of the page's declared size and against LZ4's 255x before
+ * anything is allocated), else null (then the page is read as one raw block, as Arrow C++ and
+ * parquet-rs do). Only headers are read here: no block is decoded.
  */
-function hadoopLz4(src: Uint8Array, size: number): Uint8Array | null {
-  const blocks: [start: number, end: number, out: number][] = [];
+function hadoopFrames(src: Uint8Array, size: number): [start: number, end: number, out: number][] | null {
+  const frames: [start: number, end: number, out: number][] = [];
   const view = new DataView(src.buffer, src.byteOffset, src.byteLength);
   let p = 0;
   let total = 0;
@@ -418,30 +528,60 @@ function hadoopLz4(src: Uint8Array, size: number): Uint8Array | null {
     const out = view.getUint32(p);
     const len = view.getUint32(p + 4);
     p += 8;
-    if (len > src.length - p || out > size - total) return null;
-    blocks.push([p, p + len, out]);
+    if (len > src.length - p || out > size - total || out > len * 255 + 64) return null;
+    frames.push([p, p + len, out]);
     p += len;
     total += out;
   }
-  if (total !== size || blocks.length === 0) return null;
-  if (blocks.length === 1) return lz4Block(src.subarray(blocks[0]![0], blocks[0]![1]), size);
-  const dst = new Uint8Array(size);
-  let at = 0;
-  for (const [start, end, out] of blocks) {
-    const b = lz4Block(src.subarray(start, end), out);
-    if (!b) return null;
-    dst.set(b, at);
-    at += out;
+  return total === size && frames.length > 0 ? frames : null;
+}
+
+/**
+ * A Hadoop-framed page decoded frame by frame as it is read: memory holds one frame's output (Hadoop
+ * writers cut 256 KiB frames) however large the page. A frame that does not decode to its declared
+ * size is a corrupt page.
+ */
+class HadoopLz4 implements Inflater {
+  private k = 0;
+  private cur: Uint8Array = EMPTY;
+  private head = 0;
+  constructor(
+    private src: Uint8Array,
+    private readonly frames: [start: number, end: number, out: number][],
+  ) {}
+  close(): void {
+    this.src = EMPTY;
+    this.cur = EMPTY;
   }
-  return dst;
+  read(dst: Uint8Array): number {
+    let n = 0;
+    while (n < dst.length) {
+      if (this.head < this.cur.length) {
+        const c = Math.min(dst.length - n, this.cur.length - this.head);
+        dst.set(this.cur.subarray(this.head, this.head + c), n);
+        n += c;
+        this.head += c;
+        continue;
+      }
+      if (this.k >= this.frames.length) break;
+      const [start, end, out] = this.frames[this.k]!;
+      const b = lz4Block(this.src.subarray(start, end), out);
+      if (!b) throw new ParquetFormatError(`LZ4: Hadoop frame ${this.k} is corrupt, or not of its declared ${out} bytes`);
+      this.cur = b;
+      this.head = 0;
+      this.k++;
+    }
+    return n;
+  }
 }
 
 function lz4(src: Uint8Array, size: number, hadoop: boolean): Inflater {
   const name = hadoop ? 'LZ4' : 'LZ4_RAW';
   // A match length byte of 255 is the most a byte can add.
   plausible(name, size, src.length, 255, 64);
-  const framed = hadoop ? hadoopLz4(src, size) : null;
-  if (framed) return new Plain(framed);
+  const frames = hadoop ? hadoopFrames(src, size) : null;
+  if (frames) return new Bounded(new HadoopLz4(src, frames), name, size);
+  // One raw block (LZ4_RAW, or an unframed LZ4 page): decoded whole, its declared size bounded above.
   const dst = lz4Block(src, size);
   if (!dst) throw new ParquetFormatError(`${name}: corrupt block, or not of its declared ${size} bytes`);
   return new Plain(dst);
@@ -454,15 +594,28 @@ function lz4(src: Uint8Array, size: number, hadoop: boolean): Inflater {
 export function decodesWhole(codec: number, size: number): boolean {
   switch (codec) {
     case CODEC.SNAPPY:
-    case CODEC.BROTLI:
-    case CODEC.LZ4:
     case CODEC.LZ4_RAW:
       return true;
+    // A Hadoop-framed page is decoded from its body as it is read (an unframed one is whole, but
+    // which it is shows only in the body).
+    case CODEC.LZ4:
+      return false;
+    case CODEC.BROTLI:
+      return brotliPath(size) === 'whole';
     case CODEC.GZIP:
       return size <= GZIP_WHOLE && process.env.DIVERGENCE_MINE_GZIP !== 'stream';
     default:
       return false;
   }
+}
+
+/**
+ * Whether reading a page of `codec` declaring `size` bytes may hold all of them at once: a page
+ * decoded whole, or a Hadoop-framed LZ4 page, whose frames only its body tells (parquet-rs writes
+ * one frame per page): counted as the page, which no frame exceeds.
+ */
+export function mayHoldWhole(codec: number, size: number): boolean {
+  return codec === CODEC.LZ4 || decodesWhole(codec, size);
 }
 
 /** The decompressed body of a page that declares `size` bytes. */
@@ -499,7 +652,7 @@ export function decoderOf(codec: number): string {
     case CODEC.GZIP:
       return process.env.DIVERGENCE_MINE_GZIP === 'stream' ? 'fflate' : 'node:zlib';
     case CODEC.BROTLI:
-      return 'node:zlib';
+      return process.env.DIVERGENCE_MINE_BROTLI === 'stream' ? 'brotli-wasm' : 'node:zlib';
     case CODEC.LZ4:
     case CODEC.LZ4_RAW:
       return nativeLz4() ? 'lz4-napi' : 'lz4js';

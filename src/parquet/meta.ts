@@ -2,7 +2,7 @@
 // logical tree the record assembler walks (assemble.ts). Anything this reader does not handle is an
 // `Unsupported` error: the caller then uses parquet-wasm for that read instead.
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { ParquetFormatError, ThriftReader, count, list, num, optNum, str, struct, type ThriftStruct } from './thrift.js';
+import { ParquetFormatError, ThriftReader, count, list, num, optNum, str, struct, type ThriftStruct, type ThriftValue } from './thrift.js';
 
 /** A file feature this reader does not decode (an encoding, codec or type): fall back to parquet-wasm. */
 export class Unsupported extends Error {}
@@ -52,6 +52,16 @@ const CONVERTED_UTF8 = 0;
 const CONVERTED_LIST = 3;
 const CONVERTED_INT_8 = 15;
 const CONVERTED_INT_64 = 18;
+/** parquet.thrift's ConvertedType runs 0 (UTF8) .. 21 (INTERVAL). */
+const CONVERTED_MAX = 21;
+
+/** parquet.thrift's Encoding values (1, the removed GROUP_VAR_INT, is none). */
+export function isEncoding(v: number): boolean {
+  return Number.isInteger(v) && v >= 0 && v <= 9 && v !== 1;
+}
+/** Byte width of a statistics value of each fixed-width physical type (BOOLEAN, INT32, INT64, INT96, FLOAT, DOUBLE). */
+const STAT_WIDTH: Record<number, number> = { 0: 1, 1: 4, 2: 8, 3: 12, 4: 4, 5: 8 };
+const fatalUtf8 = new TextDecoder('utf-8', { fatal: true });
 
 interface RawElement {
   name: string;
@@ -90,8 +100,14 @@ function rawTree(elements: ThriftStruct[]): RawElement {
     if (depth > 64) throw new ParquetFormatError('schema nested too deeply');
     const e = elements[i++];
     if (!e) throw new ParquetFormatError('schema ends early');
-    const name = str(e, 4);
-    if (name === undefined) throw new ParquetFormatError('a schema element without a name');
+    const rawName = e[4];
+    if (!(rawName instanceof Uint8Array)) throw new ParquetFormatError('a schema element without a name');
+    let name: string;
+    try {
+      name = fatalUtf8.decode(rawName);
+    } catch {
+      throw new ParquetFormatError('a schema element name that is not UTF-8');
+    }
     const el: RawElement = {
       name,
       type: optNum(e, 1),
@@ -101,6 +117,25 @@ function rawTree(elements: ThriftStruct[]): RawElement {
       logical: struct(e, 10),
       children: [],
     };
+    if (el.converted !== undefined && (el.converted < 0 || el.converted > CONVERTED_MAX)) throw new ParquetFormatError(`schema element ${name}: converted type ${el.converted}`);
+    if (el.repetition < REQUIRED || el.repetition > REPEATED) throw new ParquetFormatError(`schema element ${name}: repetition type ${el.repetition}`);
+    if (el.numChildren === 0 && el.converted !== undefined) {
+      // A leaf annotated as a group (MAP, MAP_KEY_VALUE, LIST), or a string whose converted type says otherwise.
+      const logicalKind = el.logical ? Number(Object.keys(el.logical)[0]) : undefined;
+      if (el.converted === 1 || el.converted === 2 || el.converted === CONVERTED_LIST || (logicalKind === 1 && el.converted !== CONVERTED_UTF8)) {
+        throw new ParquetFormatError(`leaf ${name}: converted type ${el.converted}${logicalKind === undefined ? '' : ` with logical type ${logicalKind}`}`);
+      }
+    }
+    if (el.numChildren > 0) {
+      // A group is annotated LIST, MAP or MAP_KEY_VALUE or not at all, and a LIST converted type and
+      // a LIST logical type do not contradict each other (readers that go by either would build other values).
+      const logicalKind = el.logical ? Number(Object.keys(el.logical)[0]) : undefined;
+      if (Number.isNaN(logicalKind)) throw new ParquetFormatError(`group ${name}: logical type without a kind`);
+      if (el.converted !== undefined && el.converted !== 1 && el.converted !== 2 && el.converted !== CONVERTED_LIST) throw new ParquetFormatError(`group ${name}: converted type ${el.converted}`);
+      if (el.converted !== undefined && logicalKind !== undefined && (el.converted === CONVERTED_LIST) !== (logicalKind === 3)) {
+        throw new ParquetFormatError(`group ${name}: converted type ${el.converted} against logical type ${logicalKind}`);
+      }
+    }
     for (let c = 0; c < el.numChildren; c++) el.children.push(take(depth + 1));
     return el;
   };
@@ -172,6 +207,44 @@ function build(e: RawElement, parentDef: number, parentRep: number, path: string
   return node;
 }
 
+/**
+ * The fields of a chunk's ColumnMetaData that parquet.thrift requires, with their types and enum
+ * domains, and its statistics' widths. This reader uses few of them (pages name their own
+ * encodings), but DuckDB and parquet-rs refuse a file without them: a footer that breaks them is
+ * corrupt, not a file to read anyway.
+ */
+function checkChunkMeta(md: ThriftStruct, leaf: LeafColumn | null): void {
+  const bad = (what: string): never => {
+    throw new ParquetFormatError(`column chunk metadata: ${what}`);
+  };
+  const encodings = md[2];
+  if (!Array.isArray(encodings)) bad('no encodings list');
+  for (const e of encodings as ThriftValue[]) if (typeof e !== 'number' || !isEncoding(e)) bad(`encoding ${String(e)}`);
+  if (!Array.isArray(md[3]) || !(md[3] as ThriftValue[]).every((p) => p instanceof Uint8Array)) bad('no path_in_schema');
+  if (typeof md[6] !== 'number') bad('no total_uncompressed_size');
+  const stats = md[13];
+  // A mistyped optional field is skipped, as Thrift's generated decoders (DuckDB's) skip it.
+  if (Array.isArray(stats)) {
+    for (const st of stats) {
+      const s = st as ThriftStruct;
+      if (typeof st !== 'object' || st instanceof Uint8Array || Array.isArray(st) || st instanceof Map) bad('encoding_stats entry is not a struct');
+      const pageType = num(s, 1, 'encoding_stats page_type');
+      if (pageType < 0 || pageType > 3) bad(`encoding_stats page_type ${pageType}`);
+      if (!isEncoding(num(s, 2, 'encoding_stats encoding'))) bad(`encoding_stats encoding ${String(s[2])}`);
+      num(s, 3, 'encoding_stats count');
+    }
+  }
+  const st = struct(md, 12);
+  const width = leaf ? STAT_WIDTH[leaf.physical] : undefined;
+  if (st && width !== undefined) {
+    // max_value, min_value: a fixed-width type's values are exactly that wide.
+    for (const f of [5, 6]) {
+      const v = st[f];
+      if (v !== undefined && (!(v instanceof Uint8Array) || v.length !== width)) bad(`statistics value of ${v instanceof Uint8Array ? v.length : 'no'} bytes for a ${width}-byte type`);
+    }
+  }
+}
+
 function countLeaves(e: RawElement): number {
   return e.children.length === 0 ? 1 : e.children.reduce((s, c) => s + countLeaves(c), 0);
 }
@@ -208,6 +281,7 @@ export function parseFileMeta(fm: ThriftStruct, size: number): FileMeta {
       const leaf = leaves[c];
       // The chunk's values are decoded as the schema's type: a chunk of another type is not that column.
       if (leaf && num(md, 1, 'column type') !== leaf.physical) throw new ParquetFormatError(`row group ${g}, column ${leaf.path.join('.')}: chunk of type ${num(md, 1, 'column type')}, schema type ${leaf.physical}`);
+      checkChunkMeta(md, leaf ?? null);
       const data = count(md, 9, 'data_page_offset');
       const dict = optNum(md, 11);
       const start = dict !== undefined && dict > 0 && dict < data ? dict : data;

@@ -15,6 +15,14 @@ export interface ThriftStruct {
 /** Structs and collections nested deeper than this are corrupt (parquet's own are at most 4 deep). */
 const MAX_DEPTH = 64;
 
+/** The kind of a decoded value, for telling a repeated field of another type. */
+function kindOf(v: ThriftValue): string {
+  if (v instanceof Uint8Array) return 'binary';
+  if (Array.isArray(v)) return 'list';
+  if (v instanceof Map) return 'map';
+  return typeof v;
+}
+
 export class ThriftReader {
   pos: number;
   constructor(
@@ -127,7 +135,11 @@ export class ThriftReader {
       if (h === 0) return o;
       const d = h >> 4;
       id = d ? id + d : this.zigzag();
-      o[id] = this.value(h & 15, depth);
+      const v = this.value(h & 15, depth);
+      // A field given twice as two different types: readers differ on which one counts (the last of
+      // the same type wins, as in DuckDB's and parquet-rs's decoders).
+      if (o[id] !== undefined && kindOf(o[id]!) !== kindOf(v)) throw new ParquetFormatError(`thrift: field ${id} given twice, as two types`);
+      o[id] = v;
     }
   }
 }

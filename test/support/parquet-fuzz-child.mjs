@@ -1,6 +1,7 @@
 // One reader per process, driven by the fuzzer (parquet-fuzz.mjs) over IPC: `ours` (dist/parquet/, the
-// built reader) or `ref` (parquet-wasm + the Arrow getters the wasm engine uses). The parent owns the
-// watchdog: a case that hangs or aborts this process is killed and reported there.
+// built reader), `ref` (parquet-wasm + the Arrow getters the wasm engine uses) or `duck` (DuckDB's
+// native parquet reader, values as its to_json gives them). The parent owns the watchdog: a case that
+// hangs or aborts this process is killed and reported there.
 import { openAsBlob } from 'node:fs';
 import { tableFromIPC } from 'apache-arrow';
 
@@ -48,10 +49,41 @@ async function ref(path, columns) {
   return { groups, full, part };
 }
 
+let duckConn = null;
+const sqlString = (s) => `'${s.replaceAll("'", "''")}'`;
+const sqlIdent = (s) => `"${s.replaceAll('"', '""')}"`;
+
+/**
+ * DuckDB's reading of the same columns: row groups from parquet_metadata, each value as the JSON
+ * text of to_json (structs with their fields in schema order, lists as arrays, NULL as null),
+ * parsed. The parent compares it with ours after the same JSON round trip of ours.
+ */
+async function duck(path, columns) {
+  if (!duckConn) {
+    const { DuckDBInstance } = await import('@duckdb/node-api');
+    duckConn = await (await DuckDBInstance.create(':memory:', { threads: '1' })).connect();
+  }
+  const file = sqlString(path);
+  const meta = await duckConn.runAndReadAll(`SELECT row_group_id, any_value(row_group_num_rows) FROM parquet_metadata(${file}) GROUP BY row_group_id ORDER BY row_group_id`);
+  const groups = meta.getRows().map((r) => Number(r[1]));
+  const sel = columns.map((c) => `to_json(${sqlIdent(c)})::VARCHAR`).join(', ');
+  const res = await duckConn.runAndReadAll(`SELECT ${sel} FROM read_parquet(${file}, file_row_number=true) ORDER BY file_row_number`);
+  const rows = res.getRows();
+  const full = [];
+  let at = 0;
+  for (const n of groups) {
+    full.push(Object.fromEntries(columns.map((c, k) => [c, rows.slice(at, at + n).map((r) => (r[k] === null ? null : JSON.parse(r[k])))])));
+    at += n;
+  }
+  if (at !== rows.length) throw new Error(`DuckDB returned ${rows.length} rows, its row groups declare ${at}`);
+  const part = full.map((o, g) => Object.fromEntries(Object.entries(o).map(([c, v]) => [c, subset(groups[g]).map((i) => v[i])])));
+  return { groups, full, part };
+}
+
 process.on('message', async ({ id, path, columns }) => {
   let reply;
   try {
-    const value = which === 'ours' ? ours(path, columns) : await ref(path, columns);
+    const value = which === 'ours' ? ours(path, columns) : which === 'duck' ? await duck(path, columns) : await ref(path, columns);
     reply = { id, kind: 'ok', value };
   } catch (e) {
     if (which === 'ours' && e instanceof Unsupported) reply = { id, kind: 'unsupported', message: e.message };

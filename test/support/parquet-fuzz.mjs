@@ -5,10 +5,13 @@
 // an encoding, a page type, level bytes, an RLE run header, dictionary indices, a footer field's
 // value, id, type or list size, compressed frame bytes, a string value made of deeply nested JSON),
 // the file is put back together (offsets recomputed) and read by our reader and by parquet-wasm,
-// each in a child process under a watchdog. A case passes when both readers return the same rows,
-// or ours stops with a clean corrupt-file error (UserError, exit 5, one line naming the file), or
-// ours declines the file as Unsupported (the engine then reads it with parquet-wasm). Anything else
-// fails: another exception, a hang, an abort, more than 1 GiB of RSS, or different rows.
+// each in a child process under a watchdog, and by DuckDB where those two do not agree. A case passes
+// when ours returns the rows parquet-wasm returns, or (parquet-wasm refusing the file or reading other
+// rows) the rows DuckDB returns; or ours stops with a clean corrupt-file error (UserError, exit 5, one
+// line naming the file); or ours declines the file as Unsupported (the engine then reads it with
+// parquet-wasm); or ours read past a mutation of bytes it deliberately does not read, named by a rule
+// in ignoredField, and its rows are the unmutated file's. Anything else fails: another exception, a
+// hang, an abort, more than 1 GiB of RSS, rows neither other reader returns.
 //
 // Reproducible by seed: case k of seed S always builds the same file.
 //   npm run fuzz -- --cases 3000 --seed 7 [--keep DIR]
@@ -459,6 +462,12 @@ function mutatePageHeader(r, p) {
   return mutateThrift(r, p.header, 'page header');
 }
 
+/**
+ * Set by a mutation that hits bytes our reader deliberately does not read (see ignoredField), reset
+ * for every attempt of makeCase.
+ */
+let ruleOfCase = null;
+
 /** Change level bytes, a run header, dictionary indices or a value inside a page's decompressed content. */
 function mutatePageContent(r, chunk, p) {
   const c = openPage(chunk, p);
@@ -550,6 +559,8 @@ function mutatePageContent(r, chunk, p) {
       const n = 1 + Math.floor(r() * 3);
       buf = r() < 0.5 ? buf.subarray(0, Math.max(sec.start, buf.length - n)) : Buffer.concat([buf, Buffer.alloc(n, 7)]);
       what = `values ${buf.length < c[sec.buf].length ? 'cut' : 'extended'} by ${n} bytes`;
+      // A dictionary-encoded page cut down to no index bytes at all, not even the bit width.
+      if (dictEncoded && buf.length === sec.start && buf.length < c[sec.buf].length) ruleOfCase = 'index-section-of-a-page-without-values';
     }
     if (!what && sec.end > sec.start) {
       const at = sec.start + Math.floor(r() * (sec.end - sec.start));
@@ -603,6 +614,7 @@ export function makeCase(bases, seed, id) {
     const f = parseFile(base.bytes);
     f.groups.forEach((g) => g.forEach((ch, c) => (ch.leafKind = base.leafKinds[c])));
     const kind = attempt > 20 ? 'footer' : KINDS[Math.floor(r() * KINDS.length)];
+    ruleOfCase = null;
     const chunks = f.groups.flat();
     const chunk = chunks[Math.floor(r() * chunks.length)];
     const p = chunk.pages[Math.floor(r() * chunk.pages.length)];
@@ -615,8 +627,20 @@ export function makeCase(bases, seed, id) {
     if (kind === 'footer') what = mutateThrift(r, f.footer, 'footer');
     if (what === null) continue;
     const where = kind === 'footer' ? '' : ` (column ${chunk.leaf.path})`;
-    return { id, base: base.name, kind, what: what + where, bytes: finish(layout, encodeStruct(f.footer)) };
+    return { id, base: base.name, kind, what: what + where, rule: ruleOfCase, bytes: finish(layout, encodeStruct(f.footer)) };
   }
+}
+
+/**
+ * `bytes` with its footer changed by `edit(footer, { get, set, drop, field })` (a Thrift tree whose
+ * fields are `{ id, type, v, wire? }`, integers as BigInt), every offset recomputed: for tests that
+ * need one precise footer fault.
+ */
+export function withFooter(bytes, edit) {
+  const f = parseFile(bytes);
+  const layout = buildFile(f);
+  edit(f.footer, { get, set, drop, field });
+  return finish(layout, encodeStruct(f.footer));
 }
 
 // --- base files ----------------------------------------------------------------------------------
@@ -711,8 +735,27 @@ class Reader {
 /** The one-line corrupt-file error the CLI prints for exit 5. */
 const CLEAN = /^[^\n]+: (row group \d+, (column [^\n:]+: )?)?corrupt parquet data \([^\n]*\)$/;
 
-/** Compare the two readers' answers for one case: the outcome and, for a failure, why. */
-export function judge(c, path, ours, ref) {
+/** Why `a` and `b` (readings of the same columns: groups, full, part) differ, or null when they do not. */
+function differs(a, b) {
+  if (!isDeepStrictEqual(a.groups, b.groups)) return `row groups ${a.groups} vs ${b.groups}`;
+  for (let g = 0; g < a.groups.length; g++) {
+    for (const col of Object.keys(a.full[g])) {
+      if (!isDeepStrictEqual(a.full[g][col], b.full[g][col])) return `row group ${g}, column ${col}: different values`;
+      if (!isDeepStrictEqual(a.part[g][col], b.part[g][col])) return `row group ${g}, column ${col}: different values when reading every other row`;
+    }
+  }
+  return null;
+}
+
+/** Ours as DuckDB's to_json would give it: the same JSON round trip the duck child applies to its values. */
+const asJson = (v) => JSON.parse(JSON.stringify(v));
+
+/**
+ * Compare the readers' answers for one case: the outcome and, for a failure, why. `ref` is
+ * parquet-wasm, `duck` DuckDB; both are asked only when ours returned rows, DuckDB only when
+ * parquet-wasm refused the file or read other rows (it is the tiebreaker).
+ */
+export function judge(c, path, ours, ref, duck = null, base = null) {
   if (ours.overMemory) return { outcome: 'FAIL:memory', why: `peak RSS ${Math.round(ours.maxRssKiB / 1024)} MiB` };
   if (ours.kind === 'hang') return { outcome: 'FAIL:hang', why: ours.message };
   if (ours.kind === 'abort') return { outcome: 'FAIL:abort', why: ours.message };
@@ -723,15 +766,31 @@ export function judge(c, path, ours, ref) {
     return { outcome: 'clean-error', why: ours.message };
   }
   // Ours returned rows.
-  if (ref.kind !== 'ok') return { outcome: 'accepted-reference-rejected', why: `${ref.kind}: ${ref.message?.split('\n')[0]}` };
-  if (!isDeepStrictEqual(ours.value.groups, ref.value.groups)) return { outcome: 'FAIL:differ', why: `row groups ${ours.value.groups} vs ${ref.value.groups}` };
-  for (let g = 0; g < ours.value.groups.length; g++) {
-    for (const col of Object.keys(ours.value.full[g])) {
-      if (!isDeepStrictEqual(ours.value.full[g][col], ref.value.full[g][col])) return { outcome: 'FAIL:differ', why: `row group ${g}, column ${col}: different values` };
-      if (!isDeepStrictEqual(ours.value.part[g][col], ref.value.part[g][col])) return { outcome: 'FAIL:differ', why: `row group ${g}, column ${col}: different values when reading every other row` };
-    }
+  const wasm = ref.kind === 'ok' ? differs(ours.value, ref.value) : `${ref.kind}: ${ref.message?.split('\n')[0]}`;
+  if (wasm === null) return { outcome: 'agreed', why: '' };
+  if (!duck) return { outcome: 'needs-duckdb', why: wasm };
+  const duckWhy = duck.kind === 'ok' ? differs(asJson(ours.value), duck.value) : `${duck.kind}: ${duck.message?.split('\n')[0]}`;
+  if (duckWhy === null) {
+    return { outcome: ref.kind === 'ok' ? 'agreed-duckdb-wasm-differed' : 'agreed-duckdb-wasm-refused', why: `parquet-wasm: ${wasm}` };
   }
-  return { outcome: 'agreed', why: '' };
+  const rule = ignoredField(c, ours, base);
+  if (rule) return { outcome: `ignored-field:${rule}`, why: `parquet-wasm: ${wasm}; DuckDB: ${duckWhy}` };
+  return { outcome: ref.kind === 'ok' || duck.kind === 'ok' ? 'FAIL:differ' : 'FAIL:accepted-both-refused', why: `parquet-wasm: ${wasm}; DuckDB: ${duckWhy}` };
+}
+
+/**
+ * Mutations of a field our reader rightly does not read, where both other readers refuse the file
+ * (or read other rows) because they do read it. Each rule names the field and says why our rows are
+ * still the file's rows; anything not matched here is a failure.
+ */
+function ignoredField(c, ours, base) {
+  // The index bit width of a dictionary-encoded page whose values are all null: there is no index
+  // to read, and writers differ on whether they write the byte (parquet-rs does, others do not), so
+  // our reader skips whatever the section holds. DuckDB and parquet-wasm read the byte anyway and
+  // fail on a page cut before it. The rows must then be the unmutated file's, on which all three
+  // readers agree: a page that did have values would need its indices, and not read the same.
+  if (c?.rule === 'index-section-of-a-page-without-values' && base && differs(ours.value, base) === null) return 'index bit width of a page without values';
+  return null;
 }
 
 /**
@@ -742,11 +801,14 @@ export async function runFuzz({ cases, seed, timeoutMs = 20000, keep = null, log
   const dir = mkdtempSync(join(tmpdir(), 'dm-pq-fuzz-'));
   const ours = new Reader('ours');
   const ref = new Reader('ref');
+  const duck = new Reader('duck');
   const counts = {};
   const byKind = {};
   const failures = [];
   const lenient = [];
   let baseline = {};
+  /** Ours on each unmutated rebuild (DuckDB and parquet-wasm agreed): what an ignored field leaves. */
+  const baseRows = {};
   try {
     const bases = await baseFiles(dir);
     // Taken apart and put back together unchanged, every base must read the same in both readers:
@@ -757,8 +819,13 @@ export async function runFuzz({ cases, seed, timeoutMs = 20000, keep = null, log
       writeFileSync(path, finish(buildFile(f), encodeStruct(f.footer)));
       const a = await ours.run(path, b.columns, timeoutMs);
       const j = judge(null, path, a, await ref.run(path, b.columns, timeoutMs));
+      // DuckDB too, always: its values go through to_json, ours through the same JSON round trip.
+      const d = a.kind === 'ok' ? await duck.run(path, b.columns, timeoutMs) : null;
+      const dj = d ? (d.kind === 'ok' ? differs(asJson(a.value), d.value) : `${d.kind}: ${d.message}`) : null;
       baseline[b.name] = j.outcome === 'unsupported' ? `unsupported (${j.why})` : j.outcome;
       if (j.outcome !== 'agreed' && j.outcome !== 'unsupported') throw new Error(`the unmutated rebuild of ${b.name} does not read the same: ${j.outcome} ${j.why}`);
+      if (dj) throw new Error(`the unmutated rebuild of ${b.name} does not read the same in DuckDB: ${dj}`);
+      if (a.kind === 'ok') baseRows[b.name] = a.value;
     }
     log(`baseline: ${Object.entries(baseline).map(([k, v]) => `${k} ${v}`).join('; ')}`);
     for (let id = 0; id < cases; id++) {
@@ -769,7 +836,8 @@ export async function runFuzz({ cases, seed, timeoutMs = 20000, keep = null, log
       const a = await ours.run(path, columns, timeoutMs);
       // The reference is only needed when ours returned rows.
       const b = a.kind === 'ok' ? await ref.run(path, columns, timeoutMs) : null;
-      const j = judge(c, path, a, b);
+      let j = judge(c, path, a, b);
+      if (j.outcome === 'needs-duckdb') j = judge(c, path, a, b, await duck.run(path, columns, timeoutMs), baseRows[c.base]);
       counts[j.outcome] = (counts[j.outcome] ?? 0) + 1;
       (byKind[c.kind] ??= {})[j.outcome] = (byKind[c.kind][j.outcome] ?? 0) + 1;
       if (j.outcome.startsWith('FAIL')) {
@@ -779,18 +847,19 @@ export async function runFuzz({ cases, seed, timeoutMs = 20000, keep = null, log
           writeFileSync(join(keep, `seed${seed}-case${id}.parquet`), c.bytes);
         }
         log(`FAIL seed ${seed} case ${id} [${c.base}] ${c.what}: ${j.outcome} ${j.why.split('\n').slice(0, 3).join(' | ')}`);
-      } else if (j.outcome === 'accepted-reference-rejected') lenient.push({ id, base: c.base, what: c.what, why: j.why });
+      } else if (j.outcome !== 'agreed' && j.outcome !== 'clean-error' && j.outcome !== 'unsupported') lenient.push({ id, base: c.base, what: c.what, outcome: j.outcome, why: j.why });
       rmSync(path, { force: true });
     }
   } finally {
     ours.kill();
     ref.kill();
+    duck.kill();
     rmSync(dir, { recursive: true, force: true });
   }
   return { cases, seed, counts, byKind, failures, lenient, baseline };
 }
 
-// --- command line: npm run fuzz -- --cases N --seed S [--keep DIR] [--timeout MS] -----------------
+// --- command line: npm run fuzz -- --cases N --seed S [--keep DIR] [--timeout MS] [--all] ---------
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const arg = (name, dflt) => {
     const i = process.argv.indexOf(`--${name}`);
@@ -806,14 +875,16 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   console.log('by mutation kind:');
   for (const [kind, o] of Object.entries(res.byKind).sort()) console.log(`  ${kind.padEnd(14)} ${Object.entries(o).map(([k, n]) => `${k} ${n}`).join(', ')}`);
   if (res.lenient.length > 0) {
-    console.log(`accepted by ours, rejected by parquet-wasm (${res.lenient.length}; first 10):`);
-    for (const l of res.lenient.slice(0, 10)) console.log(`  case ${l.id} [${l.base}] ${l.what}: ${l.why}`);
+    // Every case ours read where parquet-wasm did not agree, with DuckDB's verdict (--all: every one).
+    const shown = process.argv.includes('--all') ? res.lenient : res.lenient.slice(0, 10);
+    console.log(`accepted by ours, parquet-wasm refused or differed (${res.lenient.length}; ${shown.length} shown):`);
+    for (const l of shown) console.log(`  case ${l.id} [${l.base}] ${l.what}: ${l.outcome}: ${l.why}`);
     const byReason = {};
     for (const l of res.lenient) {
-      const reason = `${l.what.startsWith('footer') ? 'footer' : l.what.split(':')[0]} / ${l.why.replace(/\d+/g, 'N').slice(0, 70)}`;
+      const reason = `${l.outcome} / ${l.what.startsWith('footer') ? 'footer' : l.what.split(':')[0]} / ${l.why.replace(/\d+/g, 'N').slice(0, 70)}`;
       byReason[reason] = (byReason[reason] ?? 0) + 1;
     }
-    console.log('  by what was changed / what parquet-wasm said:');
+    console.log('  by verdict / what was changed / what parquet-wasm said:');
     for (const [k, n] of Object.entries(byReason).sort((a, b) => b[1] - a[1])) console.log(`    ${String(n).padStart(4)}  ${k}`);
   }
   console.log(`failures: ${res.failures.length}`);
