@@ -369,38 +369,57 @@ function brotliPath(size: number): 'stream' | 'whole' {
   return size <= BROTLI_WHOLE ? 'whole' : 'stream';
 }
 
+/** An inflater whose decoder hands out its output a chunk at a time: `read` drains the current chunk, then asks `next` for another (null: the body is done). */
+abstract class ChunkedOutput implements Inflater {
+  private cur: Uint8Array = EMPTY;
+  private head = 0;
+  abstract close(): void;
+  protected abstract next(): Uint8Array | null;
+  protected drop(): void {
+    this.cur = EMPTY;
+  }
+  read(dst: Uint8Array): number {
+    let n = 0;
+    while (n < dst.length) {
+      if (this.head < this.cur.length) {
+        const k = Math.min(dst.length - n, this.cur.length - this.head);
+        dst.set(this.cur.subarray(this.head, this.head + k), n);
+        n += k;
+        this.head += k;
+        continue;
+      }
+      const c = this.next();
+      if (c === null) break;
+      this.cur = c;
+      this.head = 0;
+    }
+    return n;
+  }
+}
+
 /**
  * brotli-wasm's DecompressStream, fed BROTLI_STEP input bytes and asked for at most BROTLI_STEP
  * output bytes a call: memory holds the stream's ring buffer (its window, at most 16 MiB, whatever
  * the page declares) and one step of output. The end of the stream must be the end of the body.
  */
-class BrotliStream implements Inflater {
+class BrotliStream extends ChunkedOutput {
   private pos = 0;
-  private out: Uint8Array = EMPTY;
-  private head = 0;
   private ended = false;
   private d: InstanceType<BrotliWasm['DecompressStream']> | null;
   constructor(
     private readonly src: Uint8Array,
     private readonly lib: BrotliWasm,
   ) {
+    super();
     this.d = new lib.DecompressStream();
   }
   close(): void {
     this.d?.free();
     this.d = null;
   }
-  read(dst: Uint8Array): number {
-    let n = 0;
-    while (n < dst.length) {
-      if (this.head < this.out.length) {
-        const k = Math.min(dst.length - n, this.out.length - this.head);
-        dst.set(this.out.subarray(this.head, this.head + k), n);
-        n += k;
-        this.head += k;
-        continue;
-      }
-      if (this.ended || !this.d) break;
+  protected next(): Uint8Array | null {
+    for (;;) {
+      if (this.ended || !this.d) return null;
       const chunk = this.src.subarray(this.pos, Math.min(this.src.length, this.pos + BROTLI_STEP));
       let r: BrotliStreamResult;
       try {
@@ -411,8 +430,6 @@ class BrotliStream implements Inflater {
       const { buf, code, input_offset: used } = r;
       r.free();
       this.pos += used;
-      this.out = buf;
-      this.head = 0;
       const codes = this.lib.BrotliStreamResultCode;
       if (code === codes.ResultSuccess) {
         this.ended = true;
@@ -421,8 +438,8 @@ class BrotliStream implements Inflater {
         if (this.pos >= this.src.length) throw new ParquetFormatError('BROTLI: truncated stream');
       } else if (code !== codes.NeedsMoreOutput) throw new ParquetFormatError(`BROTLI: stream result ${code}`);
       if (used === 0 && buf.length === 0 && code !== codes.ResultSuccess) throw new ParquetFormatError('BROTLI: the decoder makes no progress');
+      if (buf.length > 0) return buf;
     }
-    return n;
   }
 }
 
@@ -541,37 +558,25 @@ function hadoopFrames(src: Uint8Array, size: number): [start: number, end: numbe
  * writers cut 256 KiB frames) however large the page. A frame that does not decode to its declared
  * size is a corrupt page.
  */
-class HadoopLz4 implements Inflater {
+class HadoopLz4 extends ChunkedOutput {
   private k = 0;
-  private cur: Uint8Array = EMPTY;
-  private head = 0;
   constructor(
     private src: Uint8Array,
     private readonly frames: [start: number, end: number, out: number][],
-  ) {}
+  ) {
+    super();
+  }
   close(): void {
     this.src = EMPTY;
-    this.cur = EMPTY;
+    this.drop();
   }
-  read(dst: Uint8Array): number {
-    let n = 0;
-    while (n < dst.length) {
-      if (this.head < this.cur.length) {
-        const c = Math.min(dst.length - n, this.cur.length - this.head);
-        dst.set(this.cur.subarray(this.head, this.head + c), n);
-        n += c;
-        this.head += c;
-        continue;
-      }
-      if (this.k >= this.frames.length) break;
-      const [start, end, out] = this.frames[this.k]!;
-      const b = lz4Block(this.src.subarray(start, end), out);
-      if (!b) throw new ParquetFormatError(`LZ4: Hadoop frame ${this.k} is corrupt, or not of its declared ${out} bytes`);
-      this.cur = b;
-      this.head = 0;
-      this.k++;
-    }
-    return n;
+  protected next(): Uint8Array | null {
+    if (this.k >= this.frames.length) return null;
+    const [start, end, out] = this.frames[this.k]!;
+    const b = lz4Block(this.src.subarray(start, end), out);
+    if (!b) throw new ParquetFormatError(`LZ4: Hadoop frame ${this.k} is corrupt, or not of its declared ${out} bytes`);
+    this.k++;
+    return b;
   }
 }
 
