@@ -4,28 +4,21 @@
 //   node bench/partition.mjs F [--n 1,2,4] [--workers 2] [--runs 1]
 //
 // For each N, every partition i/N is mined in turn (each run is what one of N machines would do,
-// alone on this machine), then `merge` combines the parts. Per N it prints the slowest partition's
+// alone on this machine, under bench/timed.mjs), then `merge` combines the parts. Per N it prints the slowest partition's
 // wall (the cluster's wall if the N machines start together), the sum of their CPU, their peak RSS,
 // the merge's wall, and checks that the merged output is byte-identical to the N = 1 output. One
 // JSON line per N on stdout; progress on stderr. Needs /usr/bin/time (Debian: apt-get install -y time).
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { timed } from './timed.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const BIN = join(ROOT, 'bin', 'divergence-mine');
-
-/** Run argv under /usr/bin/time: {wall, cpu, rss (bytes)}; throws on a non-zero exit. */
-function timed(argv) {
-  const tf = join(tmp, `time-${Math.random().toString(36).slice(2)}`);
-  const r = spawnSync('/usr/bin/time', ['-f', '%e %U %S %M', '-o', tf, ...argv], { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`${argv.join(' ')} exited ${r.status}: ${r.stderr.trim().split('\n').pop()}`);
-  const [e, u, s, m] = readFileSync(tf, 'utf8').trim().split('\n').pop().split(' ').map(Number);
-  return { wall: e, cpu: u + s, rss: m * 1024 };
-}
+/** A run whose process tree passes this is killed and the benchmark fails (as bench/run.mjs's --rss-guard). */
+const RSS_GUARD = 14 * 1024 ** 3;
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -50,7 +43,7 @@ try {
         const out = join(tmp, `n${n}-part-${i}.jsonl`);
         const argv = ['node', BIN, 'mine', '--parquet', file, '--workers', values.workers, '--out', out, '--stats', `${out}.stats.json`, '--quiet', '--force'];
         if (n > 1) argv.push('--partition', `${i}/${n}`);
-        const t = timed(argv);
+        const t = await timed(argv, ROOT, RSS_GUARD);
         console.error(`partition ${i}/${n}: wall ${t.wall} s, cpu ${t.cpu.toFixed(1)} s, rss ${(t.rss / 2 ** 20).toFixed(0)} MiB`);
         parts.push({ out, ...t });
       }
@@ -58,7 +51,7 @@ try {
       let merge = { wall: 0, cpu: 0, rss: 0 };
       if (n > 1) {
         const stats = parts.map((p) => `${p.out}.stats.json`);
-        merge = timed(['node', BIN, 'merge', ...parts.map((p) => p.out), '--stats', ...stats, '--out', merged, '--stats-out', `${merged}.stats.json`, '--quiet', '--force']);
+        merge = await timed(['node', BIN, 'merge', ...parts.map((p) => p.out), '--stats', ...stats, '--out', merged, '--stats-out', `${merged}.stats.json`, '--quiet', '--force'], ROOT, RSS_GUARD);
         console.error(`merge of ${n}: wall ${merge.wall} s`);
       }
       const bytes = readFileSync(n > 1 ? merged : parts[0].out);
@@ -73,7 +66,7 @@ try {
       });
     }
     const pick = (k) => median(samples.map((s) => s[k]));
-    process.stdout.write(`${JSON.stringify({ n, workers: Number(values.workers), runs, slowestPartitionWall: pick('slowest'), sumOfPartitionWalls: +pick("sumWall").toFixed(2), cpu: +pick('cpu').toFixed(1), peakRssMiB: Math.round(pick('rss') / 2 ** 20), mergeWall: pick('merge'), clusterWall: +(pick('slowest') + pick('merge')).toFixed(2), identicalToN1: samples.every((s) => s.identical) })}\n`);
+    process.stdout.write(`${JSON.stringify({ n, workers: Number(values.workers), runs, slowestPartitionWall: pick('slowest'), sumOfPartitionWalls: +pick('sumWall').toFixed(2), cpu: +pick('cpu').toFixed(1), peakRssMiB: Math.round(pick('rss') / 2 ** 20), mergeWall: pick('merge'), clusterWall: +(pick('slowest') + pick('merge')).toFixed(2), identicalToN1: samples.every((s) => s.identical) })}\n`);
   }
 } finally {
   rmSync(tmp, { recursive: true, force: true });
