@@ -9,6 +9,9 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { emptyCounters } from '../src/contract/counters.js';
 import { encodeTrajectory } from '../src/engine/encode.js';
+import { keyHash } from '../src/engine/key-hash.js';
+import { normaliseMessage } from '../src/contract/normalise.js';
+import { keyParts } from '../src/contract/sign.js';
 import { MEMORY_SPILL_PATH, MemorySpillReader, MemorySpillWriter } from '../src/engine/memory-spill.js';
 import { ROLE_CODES } from '../src/engine/protocol.js';
 import { continuation } from '../src/shapes/continuation.js';
@@ -85,11 +88,11 @@ describe('spill records read back exactly', () => {
     const w = new SpillWriter(path);
     // 18 + 3 * 349,519 = 1,048,575 bytes: one byte short of the buffer.
     const end = w.appendMessage(U, { role: 'user', content: big(349_519, '€') }, '');
-    const block = w.appendIndexBlock(new Float64Array([0, end]), new Uint8Array([U]), new Uint8Array(16).fill(7));
+    const block = w.appendIndexBlock(new Float64Array([0, end]), new Uint8Array([U]));
     w.close();
     const reader = new SpillReader();
     expect(block).toBe(end);
-    expect([...reader.readBytes(path, block + 16, block + 33)]).toEqual([U, ...new Array(16).fill(7)]);
+    expect([...reader.readBytes(path, block + 8, block + 17)]).toEqual([...new Uint8Array(new Float64Array([end]).buffer), U]);
     reader.close();
   });
 });
@@ -174,7 +177,7 @@ function spilled(trajectories: Raw[][], tools: (string | undefined)[] = []) {
   const store = new MemorySpillWriter();
   const ts = trajectories.map((t, k) => {
     const e = encodeTrajectory(k, t, REASONING, { malformed_arguments: 0, unknown_roles: 0 }, store);
-    const block = store.appendIndexBlock(e.offsets, e.roles, e.hashes);
+    const block = store.appendIndexBlock(e.offsets, e.roles);
     return new SpillTrajectory(`t${k}`, 'o/r', { length: e.roles.length, block, tools: tools[k] }, MEMORY_SPILL_PATH);
   });
   const reader = new MemorySpillReader(store);
@@ -203,6 +206,62 @@ describe('SpillTrajectory', () => {
     t.unload();
     expect(() => t.role(4)).toThrow('trajectory t0: index block not loaded');
     expect(t.load(reader).role(3)).toBe('tool');
+  });
+});
+
+// Comparison keys are hashed from the spill records when the walk first compares a message.
+describe('SpillTrajectory: comparison keys from the records, read as the walk reaches them', () => {
+  /** Counts the spill bytes read (the index blocks included). */
+  class CountingReader extends MemorySpillReader {
+    bytes = 0;
+    override readBytes(path: string, start: number, end: number): Buffer {
+      this.bytes += Math.max(0, end - start);
+      return super.readBytes(path, start, end);
+    }
+  }
+  // Messages of every size around the 64 KiB read: records straddle, fill and exceed one read.
+  const sizes = [10, 70_000, 5, 65_000, 1_000, 200_000, 3, 30_000, 30_000, 30_000, 8];
+  const long = (k: number): Raw[] => [sys, user, ...sizes.flatMap((n, j) => [call(`step ${j}`, `c${j}`), result(`c${j}`, `${k}`.repeat(n))])];
+
+  it('every key hash equals that of the message itself, in any order of asking', () => {
+    const a = long(1);
+    const { ts } = spilled([a, a]);
+    const [x, y] = ts;
+    // y is asked out of order (a late index first); x in order.
+    expect(y!.keyHash(a.length - 1)).toBe(x!.keyHash(a.length - 1));
+    for (let i = 0; i < a.length; i++) {
+      expect(x!.sameKey(i, y!)).toBe(true);
+      expect(x!.keyHash(i)).toBe(y!.keyHash(i));
+    }
+    // The hash of the key of the normalised message (what encodeTrajectory hashed before keys moved to the walk).
+    const own = (m: Raw) => keyHash(keyParts(normaliseMessage(m, { malformed_arguments: 0, unknown_roles: 0 }), REASONING).parts).toString('latin1');
+    expect(a.map((_, i) => x!.keyHash(i))).toEqual(a.map(own));
+  });
+
+  it('tells apart the outputs that differ, and only those', () => {
+    const { ts } = spilled([long(1), long(2)]);
+    const diff = long(1).map((_, i) => !ts[0]!.sameKey(i, ts[1]!));
+    // The tool results (odd indices from 3 on) differ; system, user and the calls do not.
+    expect(diff).toEqual(long(1).map((_, i) => i >= 3 && i % 2 === 1));
+  });
+
+  it('reads no record past the divergence', () => {
+    const store = new MemorySpillWriter();
+    const ts = [long(1), long(1)].map((t, k) => {
+      // The two part at message 4 (the first tool result after `step 0`).
+      const m = k === 0 ? t : [...t.slice(0, 3), result('c0', 'other'), ...t.slice(4)];
+      const e = encodeTrajectory(k, m, REASONING, { malformed_arguments: 0, unknown_roles: 0 }, store);
+      return new SpillTrajectory(`t${k}`, 'o/r', { length: e.roles.length, block: store.appendIndexBlock(e.offsets, e.roles) }, MEMORY_SPILL_PATH);
+    });
+    const reader = new CountingReader(store);
+    for (const t of ts) t.load(reader);
+    const counters = emptyCounters();
+    walkInstance([ts[0]!], [ts[1]!], { minSimilaritySkip: 0.95, maxPairsPerInstance: 4 }, hooksFor({ instanceId: 'I' }, reader, null), counters);
+    expect(counters.environment_divergence).toBe(1);
+    // Both trajectories hold about 2 x 432 kB of messages; the walk read the index blocks and the
+    // records up to message 3 (the 70 kB output is message 5) plus at most one 64 KiB read each.
+    expect(reader.bytes).toBeLessThan(2 * (1 << 16) + 4096);
+    expect(store.contents().length).toBeGreaterThan(800_000);
   });
 });
 

@@ -11,11 +11,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { emitMessage } from '../src/contract/emit.js';
-import { encodeTrajectory, HASH_BYTES, keyHash, roleCode, wtf8 } from '../src/engine/encode.js';
+import { encodeTrajectory, roleCode } from '../src/engine/encode.js';
+import { HASH_BYTES, keyHash, wtf8 } from '../src/engine/key-hash.js';
 import { normaliseMessage, type NormaliseTally } from '../src/contract/normalise.js';
 import { ROLE_CODES } from '../src/engine/protocol.js';
-import { actionSignature, DEFAULT_REASONING_KEYS } from '../src/contract/sign.js';
-import { decodeRecord, decodeSignature, emittedHash, SpillReader, SpillWriter } from '../src/engine/spill.js';
+import { actionSignature, DEFAULT_REASONING_KEYS, keyParts } from '../src/contract/sign.js';
+import { TEXT_ACTION_SCHEMES, textActionsKeyParts } from '../src/sources/text-actions.js';
+import { decodeRecord, decodeSignature, emittedHash, recordKeyHash, SpillReader, SpillWriter } from '../src/engine/spill.js';
 import type { ToolCall } from '../src/types.js';
 
 const DEFAULT = new Set(DEFAULT_REASONING_KEYS);
@@ -24,7 +26,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let fileNo = 0;
 const spillPath = () => join(dir, `spill-${fileNo++}.bin`);
 const tally = (): NormaliseTally => ({ malformed_arguments: 0, unknown_roles: 0 });
-// Contract 9.9: keys are hashed as their UTF-16 code units (little endian), an injective encoding.
+// Contract 9.9: keys are hashed as their WTF-8 (key-hash.ts), which is UTF-8 for well-formed keys.
 const sha16 = (bytes: Buffer) => createHash('sha256').update(bytes).digest().subarray(0, 16);
 
 // --- real upstream values (CC-BY-4.0 © Nebius) -------------------------------------------------
@@ -147,14 +149,13 @@ describe('encodeTrajectory + SpillWriter/SpillReader round trip', () => {
     const b = reader.readBytes(path, e.offsets[i]!, e.offsets[i + 1]!);
     const r = decodeRecord(b, 0);
     expect(r.end).toBe(b.length);
-    return { message: r.message, signature: decodeSignature(b, 0), emitted: emittedHash(b, 0).toString('hex') };
+    return { message: r.message, signature: decodeSignature(b, 0), emitted: emittedHash(b, 0).toString('hex'), key: recordKeyHash(b, 0) };
   };
 
-  it('key, roles, and one hash per message', () => {
+  it('key, roles, and one record per message', () => {
     expect(enc.key).toBe(41);
     expect(enc.bad).toBeUndefined();
     expect([...enc.roles]).toStrictEqual([0, 1, 2, 3, 2, 3, 4, 2, 2]);
-    expect(enc.hashes.length).toBe(n * 16);
     expect(enc.offsets.length).toBe(n + 1);
   });
 
@@ -169,8 +170,8 @@ describe('encodeTrajectory + SpillWriter/SpillReader round trip', () => {
     [7, 'assistant\nfinish {"message":"café \u2705"}'],
     [8, 'assistant\ntext Done. \u00e9\u00e8'],
   ];
-  it.each(keys)('hash of message %i is SHA-256[0..16) of its comparison key', (i, key) => {
-    expect(Buffer.from(enc.hashes.subarray(i * 16, i * 16 + 16)).equals(sha16(key))).toBe(true);
+  it.each(keys)('the key hash of record %i is SHA-256[0..16) of its comparison key', (i, key) => {
+    expect(record(enc, i).key.equals(sha16(Buffer.from(key, 'utf8')))).toBe(true);
   });
 
   it('byte offsets: start after what the spill already held, end at the writer offset', () => {
@@ -224,7 +225,7 @@ describe('encodeTrajectory + SpillWriter/SpillReader round trip', () => {
 
   it('the second trajectory reads back too', () => {
     for (let i = 0; i < 3; i++) expect(JSON.stringify(record(enc2, i).message)).toBe(JSON.stringify(emitMessage(norm[i]!)));
-    expect(Buffer.from(enc2.hashes).equals(Buffer.from(enc.hashes.subarray(0, 48)))).toBe(true);
+    for (let i = 0; i < 3; i++) expect(record(enc2, i).key.equals(record(enc, i).key)).toBe(true);
     for (let i = 0; i < 3; i++) expect(record(enc2, i).emitted).toBe(record(enc, i).emitted);
   });
 
@@ -267,7 +268,7 @@ describe('encodeTrajectory: bad trajectories', () => {
     const enc = encodeTrajectory(7, value, DEFAULT, t, w);
     expect(enc.key).toBe(7);
     expect(enc.bad).toBe(bad);
-    expect(enc.roles.length + enc.hashes.length + enc.offsets.length).toBe(0);
+    expect(enc.roles.length + enc.offsets.length).toBe(0);
     expect(w.offset).toBe(0);
     expect(t).toStrictEqual({ malformed_arguments: 0, unknown_roles: 0 });
     w.close();
@@ -329,6 +330,60 @@ describe('strings with lone surrogates read back unchanged (contract 9.9)', () =
     const m = normaliseMessage(raw as Record<string, unknown>, tally());
     expect(JSON.stringify(decodeRecord(b, 0).message)).toBe(JSON.stringify(emitMessage(m)));
     expect(decodeSignature(b, 0)).toBe(m.role === 'assistant' ? actionSignature(m as { content: string | null; tool_calls: ToolCall[] | null }, DEFAULT) : '');
+  });
+});
+
+// The walk hashes comparison keys from spill records (spill.ts recordKeyHash) instead of from the
+// normalised message: both must give the same hash for every role, scheme and encoding.
+describe('recordKeyHash: the key hash of a spilled message is that of its normalised message', () => {
+  const bigArgs = { command: `cat <<'EOF'\n${'x = 1  \n'.repeat(200_000)}EOF` }; // a 1.8 MB signature: hashed by a stream
+  const cases: [string, unknown, 'contract' | 'text-actions' | 'swe-smith'][] = [
+    ['system', TRAJECTORY[0], 'contract'],
+    ['user with CRLF and trailing blanks', TRAJECTORY[1], 'contract'],
+    ['assistant tool call with a thought', TRAJECTORY[2], 'contract'],
+    ['tool result', TRAJECTORY[3], 'contract'],
+    ['assistant with a malformed call', TRAJECTORY[4], 'contract'],
+    ['padded tool output', TRAJECTORY[5], 'contract'],
+    ['a role outside the four', TRAJECTORY[6], 'contract'],
+    ['a role literally named other', { role: 'other', content: 'x ' }, 'contract'],
+    ['tool result without name or content', { role: 'tool', content: null, name: null, tool_call_id: null }, 'contract'],
+    ['assistant text reply', { role: 'assistant', content: 'Done.  \n', tool_calls: null }, 'contract'],
+    ['a 1.8 MB call', { role: 'assistant', content: '', tool_calls: [{ id: 'b', type: 'function', function: { name: 'execute_bash', arguments: bigArgs } }] }, 'contract'],
+    ['a 1.8 MB tool output', { role: 'tool', content: 'y  \r\n'.repeat(400_000), name: 'execute_bash', tool_call_id: 'b' }, 'contract'],
+    ['lone surrogate in user content', { role: 'user', content: 'progress \ud800 50%' }, 'contract'],
+    ['lone surrogates in a tool name and content', { role: 'tool', content: 'ok\udc00', name: 'n\ud83d', tool_call_id: 'id' }, 'contract'],
+    ['lone surrogate in call arguments (UTF-16 signature)', { role: 'assistant', content: 'c', tool_calls: [{ id: 'i', type: 'function', function: { name: 'f', arguments: { command: 'echo \ud800' } } }] }, 'contract'],
+    ['lone surrogate in a text reply', { role: 'assistant', content: 'done \udbff', tool_calls: null }, 'contract'],
+    ['text-actions: a fenced bash block', { role: 'assistant', content: 'Let me look.\n```bash\nls -la  \n```', tool_calls: null }, 'text-actions'],
+    ['swe-smith: an XML function call', { role: 'assistant', content: '<function=bash>\n<parameter=command>ls</parameter>\n</function>', tool_calls: null }, 'swe-smith'],
+    ['text-actions: a user message', { role: 'user', content: ' task ' }, 'text-actions'],
+  ];
+  it.each(cases)('%s', (_name, raw, scheme) => {
+    const path = spillPath();
+    const w = new SpillWriter(path);
+    w.append('before'); // the record does not start the file
+    const e = encodeTrajectory(0, [raw], DEFAULT, tally(), w, scheme);
+    w.close();
+    const reader = new SpillReader();
+    const b = reader.readBytes(path, 0, e.offsets[1]!);
+    reader.close();
+    const m = normaliseMessage(raw as Record<string, unknown>, tally());
+    const parts = scheme === 'contract' ? keyParts(m, DEFAULT).parts : textActionsKeyParts(m, DEFAULT, TEXT_ACTION_SCHEMES[scheme]).parts;
+    expect(recordKeyHash(b, e.offsets[0]!).toString('hex')).toBe(keyHash(parts).toString('hex'));
+  });
+  it('tells apart messages whose keys differ only after a lone surrogate', () => {
+    const hashOf = (raw: unknown) => {
+      const path = spillPath();
+      const w = new SpillWriter(path);
+      const e = encodeTrajectory(0, [raw], DEFAULT, tally(), w);
+      w.close();
+      const reader = new SpillReader();
+      const b = reader.readBytes(path, 0, e.offsets[1]!);
+      reader.close();
+      return recordKeyHash(b, 0).toString('hex');
+    };
+    expect(hashOf({ role: 'user', content: 'a\ud800' })).not.toBe(hashOf({ role: 'user', content: 'a\ud801' }));
+    expect(hashOf({ role: 'user', content: 'a\ud800' })).not.toBe(hashOf({ role: 'user', content: 'a\ufffd' }));
   });
 });
 

@@ -66,14 +66,22 @@ export function keyAndSignature(msg: Message, reasoningKeys: ReadonlySet<string>
  * message, '' otherwise.
  */
 export function keyParts(msg: Message, reasoningKeys: ReadonlySet<string>): { parts: string[]; signature: string } {
-  switch (msg.role) {
-    case 'assistant': {
-      const signature = actionSignature(msg as { content: string | null; tool_calls: ToolCall[] | null }, reasoningKeys);
-      return { parts: ['assistant\n', signature], signature };
-    }
+  const signature = msg.role === 'assistant' ? actionSignature(msg as { content: string | null; tool_calls: ToolCall[] | null }, reasoningKeys) : '';
+  return { parts: keyPartsOf(msg.role, msg.content, (msg as { name?: string | null }).name ?? null, signature), signature };
+}
+
+/**
+ * The comparison key's pieces from what a message's key depends on: its role, its content and (a tool
+ * result) its name, or (an assistant message) its action signature, whichever scheme made it. The one
+ * place the key's layout lives: keyParts and the walk's keys of spilled messages (spill.ts) use it.
+ */
+export function keyPartsOf(role: string, content: string | null, name: string | null, signature: string): string[] {
+  switch (role) {
+    case 'assistant':
+      return ['assistant\n', signature];
     case 'tool':
-      return { parts: ['tool\n', (msg as { name: string | null }).name ?? '', '\n', norm(msg.content)], signature: '' };
+      return ['tool\n', name ?? '', '\n', norm(content)];
     default:
-      return { parts: [`${msg.role}\n`, norm(msg.content)], signature: '' };
+      return [`${role}\n`, norm(content)];
   }
 }

@@ -1,19 +1,16 @@
-// Worker-side core of the second pass: normalise one trajectory, hash its comparison keys and spill
-// its emitted messages (see spill.ts). Pure apart from the spill writer it is given.
-import { createHash, hash } from 'node:crypto';
+// Worker-side core of the second pass: normalise one trajectory and spill its emitted messages with
+// their action signatures (see spill.ts). Pure apart from the spill writer it is given.
+//
+// No comparison key is hashed here: the walk hashes a message's key from its spill record when it
+// first compares that message (spill-walk.ts). About 30% of the messages of the trajectories a
+// real file extracts are ever compared (the rest lie past every divergence of their pairs).
 import { emitMessage } from '../contract/emit.js';
 import { BadValue, normaliseTrajectory, type NormaliseTally } from '../contract/normalise.js';
 import { ROLE_CODES, type EncodedTrajectory } from './protocol.js';
-import { keyParts } from '../contract/sign.js';
-import { TEXT_ACTION_SCHEMES, textActionsKeyParts, type TextActionScheme } from '../sources/text-actions.js';
-import { isWellFormed, type SpillWriter } from './spill.js';
-
-export const HASH_BYTES = 16;
-/** Keys up to this many UTF-16 units are encoded into one reused buffer and hashed in one call. */
-const SCRATCH_UNITS = 1 << 20;
-/** UTF-16 units hashed per update for long key pieces. */
-const HASH_SLICE = 1 << 20;
-let scratch: Buffer | undefined;
+import { actionSignature } from '../contract/sign.js';
+import { TEXT_ACTION_SCHEMES, textActionMessageSignature, type TextActionScheme } from '../sources/text-actions.js';
+import type { SpillWriter } from './spill.js';
+import type { Message, ToolCall } from '../types.js';
 
 /** The text-action schemes sign text-only assistant replies by their action text (sources/text-actions.ts). */
 export type SignatureScheme = 'contract' | TextActionScheme;
@@ -23,82 +20,9 @@ export function roleCode(role: string): number {
   return Object.hasOwn(ROLE_CODES, role) ? ROLE_CODES[role as keyof typeof ROLE_CODES] : ROLE_CODES.other;
 }
 
-/**
- * WTF-8 of a string that may hold lone surrogates: UTF-8 for every well-formed run, and a lone
- * surrogate as the three bytes of its code point (what UTF-8 would write for it if it were allowed).
- * Unlike UTF-8, which turns every lone surrogate into U+FFFD, this is injective (contract 9.9).
- */
-export function wtf8(s: string): Buffer {
-  const out: Buffer[] = [];
-  let run = 0;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 0xd800 || c > 0xdfff) continue;
-    const next = s.charCodeAt(i + 1);
-    if (c <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) {
-      i++; // a well-formed pair: part of the run
-      continue;
-    }
-    out.push(Buffer.from(s.slice(run, i), 'utf8'), Buffer.from([0xe0 | (c >> 12), 0x80 | ((c >> 6) & 0x3f), 0x80 | (c & 0x3f)]));
-    run = i + 1;
-  }
-  out.push(Buffer.from(s.slice(run), 'utf8'));
-  return Buffer.concat(out);
-}
-
-/**
- * Truncated SHA-256 of the key's WTF-8: 128 bits make an accidental collision in one instance's walk
- * negligible. Contract 9.9: keys compare as UTF-16 strings, so the hashed encoding must be injective;
- * WTF-8 is (plain UTF-8 maps every lone surrogate to U+FFFD), and it equals UTF-8 for the strings
- * real files hold, which hash in half the bytes of UTF-16LE.
- */
-export function keyHash(key: string | readonly string[]): Buffer {
-  let parts: readonly string[] = typeof key === 'string' ? [key] : key;
-  let units = 0;
-  let wellFormed = true;
-  for (const p of parts) {
-    units += p.length;
-    if (wellFormed && !isWellFormed(p)) wellFormed = false;
-  }
-  if (!wellFormed) {
-    // Rare: a piece holds a lone surrogate, or ends or starts with half of a pair split between two
-    // pieces. WTF-8 is defined on the whole string only (a split pair is one 4-byte sequence).
-    const joined = parts.join('');
-    if (!isWellFormed(joined)) return digest16(wtf8(joined));
-    parts = [joined];
-  }
-  // Every piece well-formed: WTF-8 is UTF-8, and UTF-8 of the concatenation is the concatenation of
-  // the pieces' UTF-8.
-  if (units <= SCRATCH_UNITS) {
-    // At most 3 UTF-8 bytes per UTF-16 unit; one reused buffer, one native call, no Hash object.
-    scratch ??= Buffer.allocUnsafe(3 * SCRATCH_UNITS);
-    let n = 0;
-    for (const p of parts) n += scratch.write(p, n, 'utf8');
-    return digest16(scratch.subarray(0, n));
-  }
-  // Piece by piece: joining would copy every (large) tool output into a garbage string.
-  const h = createHash('sha256');
-  for (const p of parts) {
-    // A long one-byte string would be encoded whole into a buffer: go by slices, never between the
-    // two halves of a surrogate pair (each slice must stay well-formed to encode as UTF-8).
-    for (let i = 0; i < p.length; ) {
-      let end = Math.min(p.length, i + HASH_SLICE);
-      const last = p.charCodeAt(end - 1);
-      if (end < p.length && last >= 0xd800 && last <= 0xdbff) end--;
-      h.update(p.slice(i, end), 'utf8');
-      i = end;
-    }
-  }
-  return h.digest().subarray(0, HASH_BYTES);
-}
-
-function digest16(bytes: Uint8Array): Buffer {
-  return (hash('sha256', bytes, 'buffer') as unknown as Buffer).subarray(0, HASH_BYTES);
-}
-
 /** A trajectory whose value is unusable: no messages, `why` says what is wrong. */
 export function badTrajectory(key: number, why: string): EncodedTrajectory {
-  return { key, bad: why, roles: new Uint8Array(0), hashes: new Uint8Array(0), offsets: new Float64Array(0) };
+  return { key, bad: why, roles: new Uint8Array(0), offsets: new Float64Array(0) };
 }
 
 export function encodeTrajectory(
@@ -111,7 +35,12 @@ export function encodeTrajectory(
   scheme: SignatureScheme = 'contract',
 ): EncodedTrajectory {
   const text = scheme === 'contract' ? null : TEXT_ACTION_SCHEMES[scheme];
-  const sign = text === null ? keyParts : (m: Parameters<typeof keyParts>[0], rk: ReadonlySet<string>) => textActionsKeyParts(m, rk, text);
+  // The action signature of an assistant message (contract 3.2, or the text-action scheme's); '' otherwise.
+  const sign = (m: Message): string => {
+    if (m.role !== 'assistant') return '';
+    const a = m as { content: string | null; tool_calls: ToolCall[] | null };
+    return text === null ? actionSignature(a, reasoningKeys) : textActionMessageSignature(a, reasoningKeys, text);
+  };
   let messages;
   const local: NormaliseTally = { malformed_arguments: 0, unknown_roles: 0 };
   try {
@@ -124,18 +53,15 @@ export function encodeTrajectory(
   tally.unknown_roles += local.unknown_roles;
   const n = messages.length;
   const roles = new Uint8Array(n);
-  const hashes = new Uint8Array(n * HASH_BYTES);
   const offsets = new Float64Array(n + 1);
   offsets[0] = spill.offset;
   for (let i = 0; i < n; i++) {
     const m = messages[i]!;
     const code = roleCode(m.role);
     roles[i] = code;
-    const { parts, signature } = sign(m, reasoningKeys);
-    hashes.set(keyHash(parts), i * HASH_BYTES);
     // The record's fields are exactly the emitted message's (emit.ts): the walk hashes them for the
-    // exact-duplicate key, for the few messages that ever take part in one (spill-walk.ts).
-    offsets[i + 1] = spill.appendMessage(code, emitMessage(m), signature);
+    // comparison key and the exact-duplicate key, for the messages that take part in one (spill-walk.ts).
+    offsets[i + 1] = spill.appendMessage(code, emitMessage(m), sign(m));
   }
-  return { key, roles, hashes, offsets };
+  return { key, roles, offsets };
 }

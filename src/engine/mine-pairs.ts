@@ -604,7 +604,7 @@ async function walkAndWrite(
 
 /**
  * Stage 6 of `--pairing tree`: instance by instance in order, every decoded attempt of both sides,
- * the tree built from the index blocks' key hashes (tree-walk.ts), rows read back for the kept pairs.
+ * the tree built from the messages' comparison-key hashes (tree-walk.ts), rows read back for the kept pairs.
  */
 async function walkTreeAndWrite(
   { pool, reader }: Run,

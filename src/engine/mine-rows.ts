@@ -126,7 +126,7 @@ function mineRecords(
       counters.bad_rows++;
       return null;
     }
-    const block = store.appendIndexBlock(t.offsets, t.roles, t.hashes);
+    const block = store.appendIndexBlock(t.offsets, t.roles);
     return new SpillTrajectory(s.trajectoryId, s.repo, { length: t.roles.length, block }, MEMORY_SPILL_PATH);
   };
   let key = 0;

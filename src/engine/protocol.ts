@@ -104,8 +104,6 @@ export interface EncodedTrajectory {
   /** Set when the trajectory value is unusable (null, not a list, a bad message). */
   bad?: string;
   roles: Uint8Array;
-  /** 16 bytes per message: truncated SHA-256 of the comparison key. */
-  hashes: Uint8Array;
   /** n+1 absolute offsets in the worker's spill file: message i's record (spill.ts) is [i, i+1). */
   offsets: Float64Array;
   tools?: string | null;

@@ -1,20 +1,31 @@
 // The walk over spilled trajectories (mine-pairs.ts's walk, and worker walk tasks): a trajectory's
-// hashes and offsets come from its index block, messages and signatures from its spill records.
+// roles and offsets come from its index block; comparison-key hashes, messages and signatures from
+// its spill records, each read when the walk first needs it.
 import { createHash } from 'node:crypto';
 import { makeRow } from '../contract/emit.js';
-import { HASH_BYTES } from './encode.js';
+import { HASH_BYTES } from './key-hash.js';
 import { ROLE_NAMES, type DecodedTrajectory, type WalkTrajectory } from './protocol.js';
 import { continuation, type MinedContinuation } from '../shapes/continuation.js';
-import { HEADER as SPILL_HEADER, SIGNATURE_UTF16, SpillReader, decodeRecord, emittedHash, emittedLength, readIndexBlock } from './spill.js';
+import { HEADER as SPILL_HEADER, SIGNATURE_UTF16, SpillReader, decodeRecord, emittedHash, emittedLength, readIndexBlock, recordKeyHash } from './spill.js';
 import type { EmittedMessage, PairRow } from '../types.js';
 import { assistantTurn, type Walkable } from '../contract/walk.js';
 
 export type { MinedContinuation } from '../shapes/continuation.js';
 
-/** A decoded trajectory as the walk sees it: hashes and offsets from its spill index block. */
+/** Spill bytes read at once for the comparison keys of consecutive messages. */
+const KEY_READ = 1 << 16;
+
+/** A decoded trajectory as the walk sees it: roles and offsets from its spill index block. */
 export class SpillTrajectory implements Walkable {
   /** The index block's arrays, present only while the trajectory's instance is walked. */
   private d: ReturnType<typeof readIndexBlock> | null = null;
+  private reader: SpillReader | null = null;
+  /** Comparison-key hashes of messages [0, hashed), 16 bytes each, computed as the walk reaches them. */
+  private hashes: Uint8Array | null = null;
+  private hashed = 0;
+  /** Spill bytes [chunkStart, chunkStart + chunk.length) last read for keys. */
+  private chunk: Buffer | null = null;
+  private chunkStart = 0;
   constructor(
     readonly trajectoryId: string,
     readonly repo: string | null,
@@ -23,12 +34,16 @@ export class SpillTrajectory implements Walkable {
   ) {}
   load(reader: SpillReader): this {
     this.d ??= readIndexBlock(reader, this.spillPath, this.meta.block, this.meta.length);
+    this.reader = reader;
     return this;
   }
   unload(): void {
     this.d = null;
     this.emitted = null;
     this.prefix = 0;
+    this.hashes = null;
+    this.hashed = 0;
+    this.chunk = null;
   }
   private get a(): NonNullable<SpillTrajectory['d']> {
     if (!this.d) throw new Error(`trajectory ${this.trajectoryId}: index block not loaded`);
@@ -45,14 +60,38 @@ export class SpillTrajectory implements Walkable {
     return ROLE_NAMES[this.a.roles[i]!]!;
   }
   sameKey(i: number, other: SpillTrajectory): boolean {
-    const a = this.a.hashes;
-    const b = other.a.hashes;
+    const a = this.keyHashes(i);
+    const b = other.keyHashes(i);
     for (let k = i * HASH_BYTES, e = k + HASH_BYTES; k < e; k++) if (a[k] !== b[k]) return false;
     return true;
   }
   /** The comparison-key hash of message i as a 16-character latin1 string (a Map key for the tree pairing). */
   keyHash(i: number): string {
-    return Buffer.from(this.a.hashes.buffer, this.a.hashes.byteOffset + i * HASH_BYTES, HASH_BYTES).toString('latin1');
+    const h = this.keyHashes(i);
+    return Buffer.from(h.buffer, h.byteOffset + i * HASH_BYTES, HASH_BYTES).toString('latin1');
+  }
+  /**
+   * The hashes array, holding those of messages 0..i at least. Walks compare index after index, so
+   * the hashes are computed in order, from records read KEY_READ bytes at a time (a longer record whole).
+   */
+  private keyHashes(i: number): Uint8Array {
+    if (i < 0 || i >= this.length) throw new RangeError(`trajectory ${this.trajectoryId}: no message ${i}`);
+    const h = (this.hashes ??= new Uint8Array(this.length * HASH_BYTES));
+    const o = this.a.offsets;
+    for (; this.hashed <= i; this.hashed++) {
+      const j = this.hashed;
+      const start = o[j]!;
+      const end = o[j + 1]!;
+      if (!this.chunk || start < this.chunkStart || end > this.chunkStart + this.chunk.length) {
+        let to = j + 1;
+        while (to < this.length && o[to + 1]! - start <= KEY_READ) to++;
+        this.chunk = this.reader!.readBytes(this.spillPath, start, o[to]!);
+        this.chunkStart = start;
+      }
+      h.set(recordKeyHash(this.chunk, start - this.chunkStart), j * HASH_BYTES);
+    }
+    if (this.hashed === this.length) this.chunk = null;
+    return h;
   }
   /** Emitted message i alone, read back from the spill. */
   message(reader: SpillReader, i: number): EmittedMessage {

@@ -1,6 +1,7 @@
 // The spill store: normalised messages of extracted trajectories are written to disk as they are
-// decoded, so that memory holds only 16-byte key hashes and an offset per message, whatever the input
-// size. Rows are rebuilt from the spill when the walk emits them.
+// decoded, so that memory holds only a role code and an offset per message, whatever the input size.
+// The walk hashes the comparison keys of the messages it compares from their records, and rebuilds
+// rows from the spill when it emits them.
 //
 // One record per message (little endian):
 //   u8 role code, u8 flags (bit k: field k is null; bit 3+k: field k is UTF-16LE; bit 6: the signature
@@ -15,16 +16,17 @@
 import { hash } from 'node:crypto';
 import { closeSync, openSync, readSync, writeSync } from 'node:fs';
 import { ROLE_CODES, ROLE_NAMES } from './protocol.js';
+import { isWellFormed, keyHash, keyHashOfBytes } from './key-hash.js';
+import { keyPartsOf } from '../contract/sign.js';
 import type { EmittedMessage } from '../types.js';
+
+export { isWellFormed } from './key-hash.js';
 
 const FLUSH_BYTES = 1 << 20;
 /** Flags bit: the signature is stored as UTF-16LE. */
 export const SIGNATURE_UTF16 = 64;
 /** Role code, null flags and three field lengths. */
 export const HEADER = 14;
-
-/** `String.prototype.isWellFormed` (Node 20 has it; the ES2023 lib typings do not): no lone surrogate. */
-export const isWellFormed = (s: string): boolean => (s as unknown as { isWellFormed(): boolean }).isWellFormed();
 
 export class SpillWriter {
   /** null: the bytes go to `sink` only (memory-spill.ts keeps them in memory). */
@@ -99,20 +101,17 @@ export class SpillWriter {
 
   /**
    * Append a trajectory's index block: offsets (n+1 float64, first so that they stay 8-byte aligned
-   * when read into a fresh buffer), roles (n), comparison-key hashes (16n).
-   * Returns the block's start.
+   * when read into a fresh buffer), roles (n). Returns the block's start.
    */
-  appendIndexBlock(offsets: Float64Array, roles: Uint8Array, hashes: Uint8Array): number {
+  appendIndexBlock(offsets: Float64Array, roles: Uint8Array): number {
     this.reserve(indexBlockBytes(roles.length));
     const start = this.pos;
     const b = this.buf;
     let p = this.used;
     b.set(new Uint8Array(offsets.buffer, offsets.byteOffset, offsets.byteLength), p);
     p += offsets.byteLength;
-    for (const part of [roles, hashes]) {
-      b.set(part, p);
-      p += part.length;
-    }
+    b.set(roles, p);
+    p += roles.length;
     this.pos += p - this.used;
     this.used = p;
     return start;
@@ -232,17 +231,42 @@ export function decodeSignature(b: Buffer, p: number): string {
 
 /** Bytes of the index block of an n-message trajectory. */
 export function indexBlockBytes(n: number): number {
-  return 8 * (n + 1) + 17 * n;
+  return 8 * (n + 1) + n;
 }
 
 /** A trajectory's arrays read back from its index block. */
-export function readIndexBlock(reader: SpillReader, path: string, block: number, n: number): { offsets: Float64Array; roles: Uint8Array; hashes: Uint8Array } {
+export function readIndexBlock(reader: SpillReader, path: string, block: number, n: number): { offsets: Float64Array; roles: Uint8Array } {
   // Copy into a fresh ArrayBuffer: a pooled Buffer may start at an offset a Float64Array cannot use.
   const u8 = new Uint8Array(reader.readBytes(path, block, block + indexBlockBytes(n)));
   const o = 8 * (n + 1);
-  return {
-    offsets: new Float64Array(u8.buffer, 0, n + 1),
-    roles: u8.subarray(o, o + n),
-    hashes: u8.subarray(o + n, o + 17 * n),
-  };
+  return { offsets: new Float64Array(u8.buffer, 0, n + 1), roles: u8.subarray(o, o + n) };
+}
+
+const ASSISTANT_KEY = 'assistant\n';
+
+/**
+ * The comparison-key hash (key-hash.ts keyHash of sign.ts keyPartsOf) of the message whose record
+ * starts at `p` in `b` (the whole record must be in `b`): the record holds everything the key depends
+ * on, the role (the name itself for a role outside the four), the content, a tool result's name and
+ * an assistant message's signature, exactly as encodeTrajectory had them.
+ */
+export function recordKeyHash(b: Buffer, p: number): Buffer {
+  const code = b[p]!;
+  const flags = b[p + 1]!;
+  const l0 = b.readUInt32LE(p + 2);
+  const l1 = b.readUInt32LE(p + 6);
+  const l2 = b.readUInt32LE(p + 10);
+  const f0 = p + HEADER;
+  if (code === ROLE_CODES.assistant) {
+    const s = f0 + l0 + l1 + l2 + 4;
+    const sig = b.subarray(s, s + b.readUInt32LE(s - 4));
+    // A signature kept as UTF-8 is well-formed: its WTF-8 is these very bytes.
+    if (!(flags & SIGNATURE_UTF16)) return keyHashOfBytes(ASSISTANT_KEY, sig);
+    return keyHash(keyPartsOf('assistant', null, null, sig.toString('utf16le')));
+  }
+  const field = (k: number, start: number, len: number) => (flags & (1 << k) ? null : b.toString(flags & (8 << k) ? 'utf16le' : 'utf8', start, start + len));
+  const content = field(0, f0, l0);
+  const f1 = field(1, f0 + l0, l1);
+  if (code === ROLE_CODES.tool) return keyHash(keyPartsOf('tool', content, f1, ''));
+  return keyHash(keyPartsOf(code === ROLE_CODES.other ? f1! : ROLE_NAMES[code]!, content, null, ''));
 }

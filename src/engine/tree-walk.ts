@@ -1,6 +1,7 @@
 // The tree pairing over spilled trajectories (docs/tree-pairing.md): an instance's tree is built
-// from the key hashes of the trajectories' index blocks; messages are read from the spill only for
-// the representatives of the rows that are kept (and the signatures of the candidate actions).
+// from the comparison-key hashes of the trajectories' spill records (spill-walk.ts); messages are
+// read back whole only for the representatives of the rows that are kept (and the signatures of
+// the candidate actions).
 import { createHash } from 'node:crypto';
 import { makeRow } from '../contract/emit.js';
 import { assistantTurn } from '../contract/walk.js';

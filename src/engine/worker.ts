@@ -178,7 +178,7 @@ function spillWriter(): SpillWriter {
 
 /** The main thread's share of an encoded trajectory: its arrays go to the spill as an index block. */
 function toDecoded(t: EncodedTrajectory, w: SpillWriter): DecodedTrajectory {
-  const d: DecodedTrajectory = { key: t.key, length: t.roles.length, block: t.bad === undefined ? w.appendIndexBlock(t.offsets, t.roles, t.hashes) : -1 };
+  const d: DecodedTrajectory = { key: t.key, length: t.roles.length, block: t.bad === undefined ? w.appendIndexBlock(t.offsets, t.roles) : -1 };
   if (t.bad !== undefined) d.bad = t.bad;
   if (t.tools !== undefined) d.tools = t.tools;
   return d;

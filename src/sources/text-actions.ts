@@ -212,7 +212,8 @@ export function textActionsKeyAndSignature(
 }
 
 /**
- * Drop-in for sign.ts keyParts (what encode.ts hashes) under `--schema text-actions`:
+ * Drop-in for sign.ts keyParts under `--schema text-actions` (the walk hashes the same pieces from
+ * spill records, spill.ts recordKeyHash):
  * parts.join('') is the textActionsKeyAndSignature key.
  */
 export function textActionsKeyParts(
