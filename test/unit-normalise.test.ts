@@ -4,7 +4,7 @@
 // nebius/SWE-rebench-openhands-trajectories, CC-BY-4.0 © Nebius
 // (Trofimova et al., "OpenHands Trajectories with Qwen3-Coder-480B-A35B-Instruct", Nebius blog, 2025).
 import { describe, expect, it } from 'vitest';
-import { BadValue, norm, normaliseMessage, normaliseToolCall, type NormaliseTally } from '../src/contract/normalise.js';
+import { BadValue, norm, normKeepsUtf8, normaliseMessage, normaliseToolCall, type NormaliseTally } from '../src/contract/normalise.js';
 
 const tally = (): NormaliseTally => ({ malformed_arguments: 0, unknown_roles: 0 });
 
@@ -377,6 +377,48 @@ describe('norm: "\\n" is the only line end (contract v2)', () => {
   ];
   it.each(cases)('%s', (_name, input, expected) => {
     expect(norm(input)).toBe(expected);
+  });
+});
+
+// The walk hashes a key from the record's bytes when normKeepsUtf8 says norm is a no-op on them.
+describe('normKeepsUtf8: true only where norm leaves the text unchanged', () => {
+  const cases: [string, string, boolean][] = [
+    ['empty', '', true],
+    ['one word', 'ok', true],
+    ['real tool output', 'Your thought has been logged.', true],
+    ['lines without trailing blanks', 'a\nb\n\nc', true],
+    ['non-ASCII inside', 'caf\u00e9 \u2705 done', true],
+    ['CRLF', 'a\r\nb', false],
+    ['a lone CR is kept by norm', 'a\rb', true],
+    ['space before LF', 'a \nb', false],
+    ['tab before LF', 'a\t\nb', false],
+    ['leading space', ' a', false],
+    ['trailing LF', 'a\n', false],
+    ['leading tab', '\ta', false],
+    ['trailing NBSP', 'a\u00a0', false],
+    ['leading U+2028', '\u2028a', false],
+    ['leading BOM', '\ufeffa', false],
+    ['emoji at the end (not white space, but not ASCII)', 'done \ud83d\udd27', false],
+    ['pytest padding', 'test_str PASSED' + ' '.repeat(767) + '\n[Command finished]', false],
+  ];
+  it.each(cases)('%s', (_name, text, keeps) => {
+    expect(normKeepsUtf8(Buffer.from(text, 'utf8'))).toBe(keeps);
+    if (keeps) expect(norm(text)).toBe(text);
+  });
+  it('never says "unchanged" for a text norm changes (random texts over white space and letters)', () => {
+    const alphabet = ['a', 'Z', ' ', '\t', '\r', '\n', '\u00a0', '\u2028', '\ufeff', '\u00e9', '\ud83d\udd27', '\u3000', '\x0b', '\x00'];
+    let seed = 7;
+    const rnd = () => ((seed = (seed * 1103515245 + 12345) >>> 0) >>> 8) / 2 ** 24;
+    let kept = 0;
+    for (let k = 0; k < 20_000; k++) {
+      let t = '';
+      for (let n = Math.floor(rnd() * 8); n > 0; n--) t += alphabet[Math.floor(rnd() * alphabet.length)];
+      if (normKeepsUtf8(Buffer.from(t, 'utf8'))) {
+        kept++;
+        expect(norm(t)).toBe(t);
+      }
+    }
+    expect(kept).toBeGreaterThan(1000);
   });
 });
 

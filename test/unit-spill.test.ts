@@ -357,6 +357,16 @@ describe('recordKeyHash: the key hash of a spilled message is that of its normal
     ['text-actions: a fenced bash block', { role: 'assistant', content: 'Let me look.\n```bash\nls -la  \n```', tool_calls: null }, 'text-actions'],
     ['swe-smith: an XML function call', { role: 'assistant', content: '<function=bash>\n<parameter=command>ls</parameter>\n</function>', tool_calls: null }, 'swe-smith'],
     ['text-actions: a user message', { role: 'user', content: ' task ' }, 'text-actions'],
+    // Hashed from the record's bytes (norm keeps them) or from the text (it may not):
+    ['user text with non-ASCII inside', { role: 'user', content: 'caf\u00e9 \u2705 ok' }, 'contract'],
+    ['tool output ending in NBSP', { role: 'tool', content: 'ok\u00a0', name: 'execute_bash', tool_call_id: 'c' }, 'contract'],
+    ['user text starting with U+2028', { role: 'user', content: '\u2028task' }, 'contract'],
+    ['tool output with an empty name', { role: 'tool', content: 'ok', name: '', tool_call_id: 'c' }, 'contract'],
+    ['tool output with a null name', { role: 'tool', content: 'ok', name: null, tool_call_id: 'c' }, 'contract'],
+    ['empty system prompt', { role: 'system', content: '' }, 'contract'],
+    ['null user content', { role: 'user', content: null }, 'contract'],
+    ['a role with a non-ASCII name', { role: 'd\u00e9veloppeur', content: 'x' }, 'contract'],
+    ['a role named like a tool result', { role: 'tool\nexecute_bash', content: 'ok' }, 'contract'],
   ];
   it.each(cases)('%s', (_name, raw, scheme) => {
     const path = spillPath();
@@ -371,7 +381,7 @@ describe('recordKeyHash: the key hash of a spilled message is that of its normal
     const parts = scheme === 'contract' ? keyParts(m, DEFAULT).parts : textActionsKeyParts(m, DEFAULT, TEXT_ACTION_SCHEMES[scheme]).parts;
     expect(recordKeyHash(b, e.offsets[0]!).toString('hex')).toBe(keyHash(parts).toString('hex'));
   });
-  it('tells apart messages whose keys differ only after a lone surrogate', () => {
+  it('equal keys give equal hashes and different ones different hashes, whichever way each is hashed', () => {
     const hashOf = (raw: unknown) => {
       const path = spillPath();
       const w = new SpillWriter(path);
@@ -382,6 +392,9 @@ describe('recordKeyHash: the key hash of a spilled message is that of its normal
       reader.close();
       return recordKeyHash(b, 0).toString('hex');
     };
+    // The contract's keys are strings: a role named "tool\nexecute_bash" keys as a tool result named
+    // execute_bash with the same output, and the hashes from the records agree.
+    expect(hashOf({ role: 'tool\nexecute_bash', content: 'ok' })).toBe(hashOf({ role: 'tool', content: 'ok', name: 'execute_bash', tool_call_id: 'c' }));
     expect(hashOf({ role: 'user', content: 'a\ud800' })).not.toBe(hashOf({ role: 'user', content: 'a\ud801' }));
     expect(hashOf({ role: 'user', content: 'a\ud800' })).not.toBe(hashOf({ role: 'user', content: 'a\ufffd' }));
   });

@@ -38,6 +38,29 @@ export function norm(s: string | null | undefined): string {
   return stripLineEndBlanks(s).trim();
 }
 
+const CRLF = Buffer.from('\r\n');
+
+/**
+ * Whether norm leaves the text of these UTF-8 bytes as it is, answered on the bytes: no CRLF, no
+ * space or tab before a "\n", and printable ASCII at both ends (trim() removes Unicode white space,
+ * so any other first or last byte says "maybe not"). False means only that the text must be normed.
+ */
+export function normKeepsUtf8(b: Buffer): boolean {
+  const n = b.length;
+  if (n === 0) return true;
+  const first = b[0]!;
+  const last = b[n - 1]!;
+  if (first <= 0x20 || first >= 0x7f || last <= 0x20 || last >= 0x7f) return false;
+  // "\r" is rare, so the search for CRLF is fast; " \n" is not (the space is everywhere): the byte
+  // before each "\n" is looked at instead (memchr, about 5 GB/s on tool output).
+  if (b.indexOf(CRLF) !== -1) return false;
+  for (let p = b.indexOf(10); p !== -1; p = b.indexOf(10, p + 1)) {
+    const c = b[p - 1];
+    if (c === 32 || c === 9) return false;
+  }
+  return true;
+}
+
 function optString(v: unknown, field: string): string | null {
   if (v == null) return null;
   if (typeof v === 'string') return v;

@@ -86,16 +86,22 @@ export function digest16(bytes: Uint8Array): Buffer {
 }
 
 /**
- * keyHash of a key whose first piece is `prefix` (ASCII) and whose rest is the UTF-8 bytes `rest` of a
- * well-formed string: what keyHash([prefix, rest as text]) gives, without making the string.
+ * keyHash of a key given as the UTF-8 bytes of its well-formed pieces: what keyHash of the pieces as
+ * text gives (their WTF-8 is these bytes), without making a string.
  */
-export function keyHashOfBytes(prefix: string, rest: Uint8Array): Buffer {
-  const n = prefix.length + rest.length;
+export function keyHashOfBytes(parts: readonly Uint8Array[]): Buffer {
+  let n = 0;
+  for (const p of parts) n += p.length;
   if (n <= 3 * SCRATCH_UNITS) {
     scratch ??= Buffer.allocUnsafe(3 * SCRATCH_UNITS);
-    scratch.write(prefix, 0, 'latin1');
-    scratch.set(rest, prefix.length);
+    let at = 0;
+    for (const p of parts) {
+      scratch.set(p, at);
+      at += p.length;
+    }
     return digest16(scratch.subarray(0, n));
   }
-  return createHash('sha256').update(prefix, 'latin1').update(rest).digest().subarray(0, HASH_BYTES);
+  const h = createHash('sha256');
+  for (const p of parts) h.update(p);
+  return h.digest().subarray(0, HASH_BYTES);
 }

@@ -18,6 +18,7 @@ import { closeSync, openSync, readSync, writeSync } from 'node:fs';
 import { ROLE_CODES, ROLE_NAMES } from './protocol.js';
 import { isWellFormed, keyHash, keyHashOfBytes } from './key-hash.js';
 import { keyPartsOf } from '../contract/sign.js';
+import { normKeepsUtf8 } from '../contract/normalise.js';
 import type { EmittedMessage } from '../types.js';
 
 export { isWellFormed } from './key-hash.js';
@@ -242,13 +243,17 @@ export function readIndexBlock(reader: SpillReader, path: string, block: number,
   return { offsets: new Float64Array(u8.buffer, 0, n + 1), roles: u8.subarray(o, o + n) };
 }
 
-const ASSISTANT_KEY = 'assistant\n';
+const ASSISTANT_KEY = Buffer.from('assistant\n');
+const TOOL_KEY = Buffer.from('tool\n');
+const NEWLINE_KEY = Buffer.from('\n');
+const ROLE_KEYS = ROLE_NAMES.map((r) => Buffer.from(`${r}\n`));
 
 /**
  * The comparison-key hash (key-hash.ts keyHash of sign.ts keyPartsOf) of the message whose record
  * starts at `p` in `b` (the whole record must be in `b`): the record holds everything the key depends
  * on, the role (the name itself for a role outside the four), the content, a tool result's name and
- * an assistant message's signature, exactly as encodeTrajectory had them.
+ * an assistant message's signature, exactly as encodeTrajectory had them. Hashed from the record's
+ * bytes where they are the key's (UTF-8 fields, a content norm leaves as it is), else from the text.
  */
 export function recordKeyHash(b: Buffer, p: number): Buffer {
   const code = b[p]!;
@@ -261,12 +266,21 @@ export function recordKeyHash(b: Buffer, p: number): Buffer {
     const s = f0 + l0 + l1 + l2 + 4;
     const sig = b.subarray(s, s + b.readUInt32LE(s - 4));
     // A signature kept as UTF-8 is well-formed: its WTF-8 is these very bytes.
-    if (!(flags & SIGNATURE_UTF16)) return keyHashOfBytes(ASSISTANT_KEY, sig);
+    if (!(flags & SIGNATURE_UTF16)) return keyHashOfBytes([ASSISTANT_KEY, sig]);
     return keyHash(keyPartsOf('assistant', null, null, sig.toString('utf16le')));
   }
+  const content = b.subarray(f0, f0 + l0);
+  const f1 = b.subarray(f0 + l0, f0 + l0 + l1);
+  // A null content or tool name keys as '' (its bytes are empty); a field kept as UTF-16LE (flag bits
+  // 3 and 4) holds a lone surrogate and goes by the text. Field 1 of system and user is unused.
+  const f1Used = code === ROLE_CODES.tool || code === ROLE_CODES.other;
+  if (!(flags & 8) && !(f1Used && flags & 16) && normKeepsUtf8(content)) {
+    if (code === ROLE_CODES.tool) return keyHashOfBytes([TOOL_KEY, f1, NEWLINE_KEY, content]);
+    return keyHashOfBytes(code === ROLE_CODES.other ? [f1, NEWLINE_KEY, content] : [ROLE_KEYS[code]!, content]);
+  }
   const field = (k: number, start: number, len: number) => (flags & (1 << k) ? null : b.toString(flags & (8 << k) ? 'utf16le' : 'utf8', start, start + len));
-  const content = field(0, f0, l0);
-  const f1 = field(1, f0 + l0, l1);
-  if (code === ROLE_CODES.tool) return keyHash(keyPartsOf('tool', content, f1, ''));
-  return keyHash(keyPartsOf(code === ROLE_CODES.other ? f1! : ROLE_NAMES[code]!, content, null, ''));
+  const text = field(0, f0, l0);
+  const f1Text = field(1, f0 + l0, l1);
+  if (code === ROLE_CODES.tool) return keyHash(keyPartsOf('tool', text, f1Text, ''));
+  return keyHash(keyPartsOf(code === ROLE_CODES.other ? f1Text! : ROLE_NAMES[code]!, text, null, ''));
 }
