@@ -60,4 +60,17 @@ describe('planPieces', () => {
     expect(asked).toBeGreaterThan(0);
     expect(planPieces([{ groupRows: 10, rows: [3], splittable: () => true }], 2)).toEqual([{ group: 0, from: 0, to: 1 }]);
   });
+
+  // Asking may read every page header of a group: only a group whose cut would be taken is asked.
+  it('asks only the groups it would cut whether they may be cut', () => {
+    const asked = new Set<number>();
+    const counted = (g: GroupLoad, i: number): GroupLoad => ({ ...g, splittable: () => (asked.add(i), true) });
+    const many = Array.from({ length: 17 }, (_, i) => counted(group(i < 16 ? 4096 : 1538, 8), i));
+    planPieces(many, 2);
+    expect([...asked]).toEqual([]);
+    // 4,096 + 904 rows: the large first group is the one cut.
+    const unequal = [counted(group(4096, 8), 0), counted(group(904, 8), 1)];
+    expect(planPieces(unequal, 2).length).toBeGreaterThan(2);
+    expect([...asked]).toEqual([0]);
+  });
 });
