@@ -5,9 +5,11 @@
 // CC-BY-4.0 © Nebius (Trofimova et al., "OpenHands Trajectories with Qwen3-Coder-480B-A35B-Instruct",
 // Nebius blog, 2025).
 import { describe, expect, it } from 'vitest';
-import { dedupeKey, emitMessage, emitToolCalls, makeRow } from '../src/contract/emit.js';
+import stableStringify from 'fast-json-stable-stringify';
+import { dedupeKey, emitMessage, emitToolCalls, emitToolCallsAsValue, makeRow } from '../src/contract/emit.js';
 import { normaliseMessage, type NormaliseTally } from '../src/contract/normalise.js';
-import type { Message } from '../src/types.js';
+import { canonArguments, sharingArgumentsJson } from '../src/contract/sign.js';
+import type { Message, ToolCall } from '../src/types.js';
 
 const n = (raw: Record<string, unknown>): Message => {
   const t: NormaliseTally = { malformed_arguments: 0, unknown_roles: 0 };
@@ -233,5 +235,64 @@ describe('dedupeKey: fast-json-stable-stringify({prompt, chosen, rejected})', ()
   ];
   it.each(different)('distinguishes %s', (_name, o) => {
     expect(dedupeKey({ prompt, chosen, rejected, ...o } as Parameters<typeof dedupeKey>[0])).not.toBe(dedupeKey({ prompt, chosen, rejected }));
+  });
+});
+
+// emitToolCalls and canonArguments write flat arguments from per-value JSON (sign.ts flatArgumentsJson),
+// shared between the two inside sharingArgumentsJson: the text must be what the definitions give,
+// JSON.stringify of the emitted fields and stable JSON of the kept arguments.
+describe('tool calls and signatures written from per-value JSON equal their definitions', () => {
+  let seed = 11;
+  const rnd = () => ((seed = (seed * 1103515245 + 12345) >>> 0) >>> 8) / 2 ** 24;
+  const pick = <T,>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
+  const KEYS = ['command', 'path', 'old_str', 'new_str', 'thought', 'b', 'a', '__proto__', '0', '10', '01', '-1', 'café', '\ud83d\udd27', 'x\ud800', 'toJSON', ''];
+  const leaf = (): unknown =>
+    pick<() => unknown>([
+      () => 'ls -la\n"quoted" \\ back\u2028\u0000',
+      () => 'a'.repeat(Math.floor(rnd() * 50)),
+      () => '\ud800 lone',
+      () => pick([0, -0, 1.5, 1e21, -3, 2 ** 53 + 2]),
+      () => pick([true, false, null]),
+      () => undefined,
+      () => [1, 'x'],
+      () => ({ nested: { z: 1, a: 2 } }),
+    ])();
+  const args = (): unknown => {
+    const kind = rnd();
+    if (kind < 0.1) return pick(['{"command": "ls', null, 3, [1, 2], 'plain']);
+    // JSON.parse gives own __proto__ keys; a literal would set the prototype.
+    const o = JSON.parse('{}') as Record<string, unknown>;
+    for (let n = Math.floor(rnd() * 5); n > 0; n--) {
+      const k = pick(KEYS);
+      const v = rnd() < 0.7 ? pick(['ls', 'x'.repeat(20), 7, null, true]) : leaf();
+      Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
+    }
+    return o;
+  };
+  const call = (): ToolCall => ({ id: pick(['c1', null, 'chatcmpl-tool-\u00e9']), type: pick(['function', null]), function: { name: pick(['execute_bash', null, 'str_replace_editor']), arguments: args() } });
+  const reasoning = new Set(['thought', 'reasoning', 'think']);
+  /** stable JSON of the arguments without the reasoning keys (contract 3.2), by definition. */
+  const canonByDefinition = (a: unknown): string => {
+    if (a === null || typeof a !== 'object' || Array.isArray(a)) return stableStringify(a) ?? 'null';
+    const kept: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
+    for (const k of Object.keys(a).filter((k) => !reasoning.has(k)).sort()) kept[k] = (a as Record<string, unknown>)[k];
+    return stableStringify(kept);
+  };
+  it.each([false, true])('2,000 random calls (shared: %s)', (shared) => {
+    for (let k = 0; k < 2000; k++) {
+      const calls = Array.from({ length: 1 + Math.floor(rnd() * 3) }, call);
+      const run = () => [emitToolCalls(calls), ...calls.map((c) => canonArguments(c.function.arguments, reasoning))];
+      const got = shared ? sharingArgumentsJson(run) : run();
+      expect(got[0]).toBe(emitToolCallsAsValue(calls));
+      calls.forEach((c, i) => expect(got[i + 1]).toBe(canonByDefinition(c.function.arguments)));
+    }
+  });
+  it('outside sharingArgumentsJson, a changed object is written as it is now', () => {
+    const a = { command: 'ls' } as Record<string, unknown>;
+    const calls: ToolCall[] = [{ id: 'c', type: 'function', function: { name: 'execute_bash', arguments: a } }];
+    expect(canonArguments(a, reasoning)).toBe('{"command":"ls"}');
+    a.command = 'pwd';
+    expect(canonArguments(a, reasoning)).toBe('{"command":"pwd"}');
+    expect(emitToolCalls(calls)).toBe('[{"id":"c","type":"function","function":{"name":"execute_bash","arguments":{"command":"pwd"}}}]');
   });
 });

@@ -1,13 +1,28 @@
 // Contract section 6: the emitted form of messages and the output row.
 import stableStringify from 'fast-json-stable-stringify';
+import { flatArgumentsJson, objectJson } from './sign.js';
 import type { EmittedMessage, Message, PairRow, ToolCall } from '../types.js';
 
 /** tool_calls as emitted: JSON string of [{id, type, function: {name, arguments}}], or null. */
 export function emitToolCalls(calls: ToolCall[] | null | undefined): string | null {
   if (!calls || calls.length === 0) return null;
-  return JSON.stringify(
-    calls.map((c) => ({ id: c.id, type: c.type, function: { name: c.function.name, arguments: c.function.arguments } })),
-  );
+  // Written piece by piece where that is what JSON.stringify writes (string or null fields, flat
+  // arguments: their values were already written for the signature, sign.ts flatArgumentsJson).
+  let s = '[';
+  for (let i = 0; i < calls.length; i++) {
+    const c = calls[i]!;
+    const flat = flatArgumentsJson(c.function.arguments);
+    if (flat === null || !isTextOrNull(c.id) || !isTextOrNull(c.type) || !isTextOrNull(c.function.name)) return emitToolCallsAsValue(calls);
+    s += `${i > 0 ? ',' : ''}{"id":${JSON.stringify(c.id)},"type":${JSON.stringify(c.type)},"function":{"name":${JSON.stringify(c.function.name)},"arguments":${objectJson(flat)}}}`;
+  }
+  return `${s}]`;
+}
+
+const isTextOrNull = (v: unknown): boolean => v === null || typeof v === 'string';
+
+/** The emitted tool_calls by definition: JSON.stringify of the calls' emitted fields. */
+export function emitToolCallsAsValue(calls: ToolCall[]): string {
+  return JSON.stringify(calls.map((c) => ({ id: c.id, type: c.type, function: { name: c.function.name, arguments: c.function.arguments } })));
 }
 
 /** Only the role's fields, in a fixed order (role first) so output bytes are stable. */

@@ -8,8 +8,63 @@ export const DEFAULT_REASONING_KEYS: readonly string[] = ['thought', 'reasoning'
 // Stryker disable next-line Regex: without ^ or $ more keys take the stableStringify path (same string).
 const ARRAY_INDEX = /^(?:0|[1-9]\d*)$/;
 
+/**
+ * The JSON text of every top-level value of a flat arguments object (no value an object or an array,
+ * none a number JSON cannot write, no index-like key), in the object's own key order; null for any
+ * other value. Inside sharingArgumentsJson each object's is written once, so that the signature and the
+ * emitted tool call (emit.ts) of a message write each value, often a whole file's text, once between them.
+ */
+export function flatArgumentsJson(args: unknown): readonly (readonly [key: string, json: string])[] | null {
+  if (args === null || typeof args !== 'object' || Array.isArray(args)) return null;
+  const known = shared?.get(args);
+  if (known !== undefined) return known;
+  let out: [string, string][] | null = [];
+  for (const k of Object.keys(args)) {
+    const v = (args as Record<string, unknown>)[k];
+    const t = typeof v;
+    // Only what JSON.stringify writes the same alone and as a member: strings, finite numbers,
+    // booleans, null (an undefined member would be left out, a BigInt throws).
+    if (!(t === 'string' || t === 'boolean' || v === null || (t === 'number' && Number.isFinite(v))) || ARRAY_INDEX.test(k)) {
+      out = null;
+      break;
+    }
+    out.push([k, JSON.stringify(v)]);
+  }
+  shared?.set(args, out);
+  return out;
+}
+let shared: WeakMap<object, readonly (readonly [string, string])[] | null> | null = null;
+
+/**
+ * Runs `f` with flatArgumentsJson kept per arguments object: for code that reads the same, unchanging
+ * messages twice (encode.ts: the signature, then the emitted form). Outside it nothing is kept, so a
+ * caller that changes an object between two calls gets the JSON of what it holds now.
+ */
+export function sharingArgumentsJson<T>(f: () => T): T {
+  const outer = shared;
+  shared = new WeakMap();
+  try {
+    return f();
+  } finally {
+    shared = outer;
+  }
+}
+
+/** `{"k":v,...}` of members already written as JSON. */
+export function objectJson(members: readonly (readonly [string, string])[]): string {
+  let s = '{';
+  for (let i = 0; i < members.length; i++) s += `${i > 0 ? ',' : ''}${JSON.stringify(members[i]![0])}:${members[i]![1]}`;
+  return `${s}}`;
+}
+
 /** canon(arguments): stable JSON with the top-level reasoning keys removed. */
 export function canonArguments(args: unknown, reasoningKeys: ReadonlySet<string>): string {
+  const flat = flatArgumentsJson(args);
+  if (flat !== null) {
+    // Sorted by key as Array.prototype.sort sorts strings (UTF-16 code units), as stableStringify does.
+    const kept = flat.filter(([k]) => !reasoningKeys.has(k)).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+    return objectJson(kept);
+  }
   if (args !== null && typeof args === 'object' && !Array.isArray(args)) {
     const keys = Object.keys(args).filter((k) => !reasoningKeys.has(k)).sort();
     // Null prototype: every key is data (contract 9.9), so `kept.__proto__ = v` stores a key instead

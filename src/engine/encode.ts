@@ -7,7 +7,7 @@
 import { emitMessage } from '../contract/emit.js';
 import { BadValue, normaliseTrajectory, type NormaliseTally } from '../contract/normalise.js';
 import { ROLE_CODES, type EncodedTrajectory } from './protocol.js';
-import { actionSignature } from '../contract/sign.js';
+import { actionSignature, sharingArgumentsJson } from '../contract/sign.js';
 import { TEXT_ACTION_SCHEMES, textActionMessageSignature, type TextActionScheme } from '../sources/text-actions.js';
 import type { SpillWriter } from './spill.js';
 import type { Message, ToolCall } from '../types.js';
@@ -61,7 +61,11 @@ export function encodeTrajectory(
     roles[i] = code;
     // The record's fields are exactly the emitted message's (emit.ts): the walk hashes them for the
     // comparison key and the exact-duplicate key, for the messages that take part in one (spill-walk.ts).
-    offsets[i + 1] = spill.appendMessage(code, emitMessage(m), sign(m));
+    // The signature and the emitted tool calls write each argument value once between them.
+    offsets[i + 1] = sharingArgumentsJson(() => {
+      const signature = sign(m);
+      return spill.appendMessage(code, emitMessage(m), signature);
+    });
   }
   return { key, roles, offsets };
 }
