@@ -89,6 +89,8 @@ export class SpillTrajectory implements Walkable {
         this.chunkStart = start;
       }
       h.set(recordKeyHash(this.chunk, start - this.chunkStart), j * HASH_BYTES);
+      // A record larger than a read (a 300 MB tool output) is not kept once hashed.
+      if (this.chunk.length > KEY_READ) this.chunk = null;
     }
     if (this.hashed === this.length) this.chunk = null;
     return h;
