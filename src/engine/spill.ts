@@ -191,19 +191,25 @@ function recordFields(code: number, e: EmittedMessage): [string | null, string |
   }
 }
 
+/** The header of the record at `p` in `b`: role code, flags and the byte lengths of fields 0-2. */
+function recordHeader(b: Buffer, p: number): { code: number; flags: number; l0: number; l1: number; l2: number } {
+  return { code: b[p]!, flags: b[p + 1]!, l0: b.readUInt32LE(p + 2), l1: b.readUInt32LE(p + 6), l2: b.readUInt32LE(p + 10) };
+}
+
+/** Field k of a record, `len` bytes at `start`, as text (null by its flag, UTF-16LE by its flag). */
+function fieldText(b: Buffer, flags: number, k: number, start: number, len: number): string | null {
+  return flags & (1 << k) ? null : b.toString(flags & (8 << k) ? 'utf16le' : 'utf8', start, start + len);
+}
+
 /** An emitted message (emit.ts) from its spill record at `p` in `b`; returns it and the record's end. */
 export function decodeRecord(b: Buffer, p: number): { message: EmittedMessage; end: number; signatureStart: number } {
-  const code = b[p]!;
-  const flags = b[p + 1]!;
-  const l0 = b.readUInt32LE(p + 2);
-  const l1 = b.readUInt32LE(p + 6);
-  const l2 = b.readUInt32LE(p + 10);
+  const { code, flags, l0, l1, l2 } = recordHeader(b, p);
   let q = p + HEADER;
-  const f0 = flags & 1 ? null : b.toString(flags & 8 ? 'utf16le' : 'utf8', q, q + l0);
+  const f0 = fieldText(b, flags, 0, q, l0);
   q += l0;
-  const f1 = flags & 2 ? null : b.toString(flags & 16 ? 'utf16le' : 'utf8', q, q + l1);
+  const f1 = fieldText(b, flags, 1, q, l1);
   q += l1;
-  const f2 = flags & 4 ? null : b.toString(flags & 32 ? 'utf16le' : 'utf8', q, q + l2);
+  const f2 = fieldText(b, flags, 2, q, l2);
   q += l2;
   const sig = b.readUInt32LE(q);
   const end = q + 4 + sig;
@@ -256,11 +262,7 @@ const ROLE_KEYS = ROLE_NAMES.map((r) => Buffer.from(`${r}\n`));
  * bytes where they are the key's (UTF-8 fields, a content norm leaves as it is), else from the text.
  */
 export function recordKeyHash(b: Buffer, p: number): Buffer {
-  const code = b[p]!;
-  const flags = b[p + 1]!;
-  const l0 = b.readUInt32LE(p + 2);
-  const l1 = b.readUInt32LE(p + 6);
-  const l2 = b.readUInt32LE(p + 10);
+  const { code, flags, l0, l1, l2 } = recordHeader(b, p);
   const f0 = p + HEADER;
   if (code === ROLE_CODES.assistant) {
     const s = f0 + l0 + l1 + l2 + 4;
@@ -278,9 +280,8 @@ export function recordKeyHash(b: Buffer, p: number): Buffer {
     if (code === ROLE_CODES.tool) return keyHashOfBytes([TOOL_KEY, f1, NEWLINE_KEY, content]);
     return keyHashOfBytes(code === ROLE_CODES.other ? [f1, NEWLINE_KEY, content] : [ROLE_KEYS[code]!, content]);
   }
-  const field = (k: number, start: number, len: number) => (flags & (1 << k) ? null : b.toString(flags & (8 << k) ? 'utf16le' : 'utf8', start, start + len));
-  const text = field(0, f0, l0);
-  const f1Text = field(1, f0 + l0, l1);
+  const text = fieldText(b, flags, 0, f0, l0);
+  const f1Text = fieldText(b, flags, 1, f0 + l0, l1);
   if (code === ROLE_CODES.tool) return keyHash(keyPartsOf('tool', text, f1Text, ''));
   return keyHash(keyPartsOf(code === ROLE_CODES.other ? f1Text! : ROLE_NAMES[code]!, text, null, ''));
 }
