@@ -14,7 +14,6 @@ import {
   textActionMessageSignature,
   textActionSignature,
   textActionsKeyAndSignature,
-  textActionsKeyParts,
 } from '../src/sources/text-actions.js';
 import type { Message, ToolCall } from '../src/types.js';
 
@@ -89,20 +88,6 @@ describe('text-action comparison keys', () => {
       msg({ role: 'tool', content: 'out', name: 'bash', tool_call_id: '1' }),
     ];
     for (const m of msgs) expect(textActionsKeyAndSignature(m, RK)).toEqual(keyAndSignature(m, RK));
-  });
-
-  it('textActionsKeyParts (what encode.ts hashes) join to the same key', () => {
-    const msgs: Message[] = [
-      msg({ role: 'assistant', content: `THOUGHT: x\n${F}bash\nls\n${F}` }),
-      msg({ role: 'assistant', content: 'no block' }),
-      msg({ role: 'user', content: 'out' }),
-      msg({ role: 'tool', content: 'out', name: 'bash', tool_call_id: '1' }),
-    ];
-    for (const m of msgs) {
-      const { parts, signature } = textActionsKeyParts(m, RK);
-      expect(parts.join('')).toBe(textActionsKeyAndSignature(m, RK).key);
-      expect(signature).toBe(textActionsKeyAndSignature(m, RK).signature);
-    }
   });
 });
 

@@ -11,7 +11,7 @@ import { emptyCounters } from '../src/contract/counters.js';
 import { encodeTrajectory } from '../src/engine/encode.js';
 import { keyHash } from '../src/engine/key-hash.js';
 import { normaliseMessage } from '../src/contract/normalise.js';
-import { keyParts } from '../src/contract/sign.js';
+import { keyAndSignature } from '../src/contract/sign.js';
 import { MEMORY_SPILL_PATH, MemorySpillReader, MemorySpillWriter } from '../src/engine/memory-spill.js';
 import { ROLE_CODES } from '../src/engine/protocol.js';
 import { continuation } from '../src/shapes/continuation.js';
@@ -234,7 +234,7 @@ describe('SpillTrajectory: comparison keys from the records, read as the walk re
       expect(x!.keyHash(i)).toBe(y!.keyHash(i));
     }
     // The hash of the key of the normalised message (what encodeTrajectory hashed before keys moved to the walk).
-    const own = (m: Raw) => keyHash(keyParts(normaliseMessage(m, { malformed_arguments: 0, unknown_roles: 0 }), REASONING).parts).toString('latin1');
+    const own = (m: Raw) => keyHash(keyAndSignature(normaliseMessage(m, { malformed_arguments: 0, unknown_roles: 0 }), REASONING).key).toString('latin1');
     expect(a.map((_, i) => x!.keyHash(i))).toEqual(a.map(own));
   });
 

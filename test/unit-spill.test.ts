@@ -15,8 +15,8 @@ import { encodeTrajectory, roleCode } from '../src/engine/encode.js';
 import { HASH_BYTES, keyHash, wtf8 } from '../src/engine/key-hash.js';
 import { normaliseMessage, type NormaliseTally } from '../src/contract/normalise.js';
 import { ROLE_CODES } from '../src/engine/protocol.js';
-import { actionSignature, DEFAULT_REASONING_KEYS, keyParts } from '../src/contract/sign.js';
-import { TEXT_ACTION_SCHEMES, textActionsKeyParts } from '../src/sources/text-actions.js';
+import { actionSignature, DEFAULT_REASONING_KEYS, keyAndSignature } from '../src/contract/sign.js';
+import { TEXT_ACTION_SCHEMES, textActionsKeyAndSignature } from '../src/sources/text-actions.js';
 import { decodeRecord, decodeSignature, emittedHash, recordKeyHash, SpillReader, SpillWriter } from '../src/engine/spill.js';
 import type { ToolCall } from '../src/types.js';
 
@@ -378,8 +378,9 @@ describe('recordKeyHash: the key hash of a spilled message is that of its normal
     const b = reader.readBytes(path, 0, e.offsets[1]!);
     reader.close();
     const m = normaliseMessage(raw as Record<string, unknown>, tally());
-    const parts = scheme === 'contract' ? keyParts(m, DEFAULT).parts : textActionsKeyParts(m, DEFAULT, TEXT_ACTION_SCHEMES[scheme]).parts;
-    expect(recordKeyHash(b, e.offsets[0]!).toString('hex')).toBe(keyHash(parts).toString('hex'));
+    // The key by definition: sign.ts keyAndSignature, or its text-action drop-in.
+    const key = scheme === 'contract' ? keyAndSignature(m, DEFAULT).key : textActionsKeyAndSignature(m, DEFAULT, TEXT_ACTION_SCHEMES[scheme]).key;
+    expect(recordKeyHash(b, e.offsets[0]!).toString('hex')).toBe(keyHash(key).toString('hex'));
   });
   it('equal keys give equal hashes and different ones different hashes, whichever way each is hashed', () => {
     const hashOf = (raw: unknown) => {

@@ -111,24 +111,15 @@ export function comparisonKey(msg: Message, reasoningKeys: ReadonlySet<string>):
 
 /** The comparison key and, for assistant messages, the action signature it is built from ('' otherwise). */
 export function keyAndSignature(msg: Message, reasoningKeys: ReadonlySet<string>): { key: string; signature: string } {
-  const { parts, signature } = keyParts(msg, reasoningKeys);
-  return { key: parts.join(''), signature };
-}
-
-/**
- * The comparison key as pieces whose concatenation is the key: hashing the pieces one by one avoids
- * building a copy of every (large) tool output. `signature` is the action signature of an assistant
- * message, '' otherwise.
- */
-export function keyParts(msg: Message, reasoningKeys: ReadonlySet<string>): { parts: string[]; signature: string } {
   const signature = msg.role === 'assistant' ? actionSignature(msg as { content: string | null; tool_calls: ToolCall[] | null }, reasoningKeys) : '';
-  return { parts: keyPartsOf(msg.role, msg.content, (msg as { name?: string | null }).name ?? null, signature), signature };
+  return { key: keyPartsOf(msg.role, msg.content, (msg as { name?: string | null }).name ?? null, signature).join(''), signature };
 }
 
 /**
  * The comparison key's pieces from what a message's key depends on: its role, its content and (a tool
- * result) its name, or (an assistant message) its action signature, whichever scheme made it. The one
- * place the key's layout lives: keyParts and the walk's keys of spilled messages (spill.ts) use it.
+ * result) its name, or (an assistant message) its action signature, whichever scheme made it. Hashing
+ * the pieces one by one avoids a copy of every (large) tool output. The one place the key's layout
+ * lives: keyAndSignature and the walk's keys of spilled messages (spill.ts) use it.
  */
 export function keyPartsOf(role: string, content: string | null, name: string | null, signature: string): string[] {
   switch (role) {

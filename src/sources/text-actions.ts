@@ -37,7 +37,7 @@
 //     canonArguments: stable JSON, top-level reasoning keys removed), as tool calls are signed;
 //   - text outside the calls (the thought) is narration and takes no part.
 import { norm } from '../contract/normalise.js';
-import { actionSignature, canonArguments, keyAndSignature, keyParts } from '../contract/sign.js';
+import { actionSignature, canonArguments, keyAndSignature } from '../contract/sign.js';
 import type { Message, ToolCall } from '../types.js';
 import type { SchemaName } from './schema.js';
 
@@ -209,21 +209,4 @@ export function textActionsKeyAndSignature(
     return { key: `assistant\n${signature}`, signature };
   }
   return keyAndSignature(msg, reasoningKeys);
-}
-
-/**
- * Drop-in for sign.ts keyParts under `--schema text-actions` (the walk hashes the same pieces from
- * spill records, spill.ts recordKeyHash):
- * parts.join('') is the textActionsKeyAndSignature key.
- */
-export function textActionsKeyParts(
-  msg: Message,
-  reasoningKeys: ReadonlySet<string>,
-  opts: TextActionOptions = {},
-): { parts: string[]; signature: string } {
-  if (msg.role === 'assistant') {
-    const signature = textActionMessageSignature(msg as { content: string | null; tool_calls: ToolCall[] | null }, reasoningKeys, opts);
-    return { parts: ['assistant\n', signature], signature };
-  }
-  return keyParts(msg, reasoningKeys);
 }
