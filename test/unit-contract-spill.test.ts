@@ -248,7 +248,7 @@ describe('SpillTrajectory: comparison keys from the records, read as the walk re
   it('reads no record past the divergence', () => {
     const store = new MemorySpillWriter();
     const ts = [long(1), long(1)].map((t, k) => {
-      // The two part at message 4 (the first tool result after `step 0`).
+      // The two part at message 3, the output of `step 0` (an environment divergence).
       const m = k === 0 ? t : [...t.slice(0, 3), result('c0', 'other'), ...t.slice(4)];
       const e = encodeTrajectory(k, m, REASONING, { malformed_arguments: 0, unknown_roles: 0 }, store);
       return new SpillTrajectory(`t${k}`, 'o/r', { length: e.roles.length, block: store.appendIndexBlock(e.offsets, e.roles) }, MEMORY_SPILL_PATH);
@@ -258,7 +258,7 @@ describe('SpillTrajectory: comparison keys from the records, read as the walk re
     const counters = emptyCounters();
     walkInstance([ts[0]!], [ts[1]!], { minSimilaritySkip: 0.95, maxPairsPerInstance: 4 }, hooksFor({ instanceId: 'I' }, reader, null), counters);
     expect(counters.environment_divergence).toBe(1);
-    // Both trajectories hold about 2 x 432 kB of messages; the walk read the index blocks and the
+    // Both trajectories hold about 426 kB of messages each; the walk read the index blocks and the
     // records up to message 3 (the 70 kB output is message 5) plus at most one 64 KiB read each.
     expect(reader.bytes).toBeLessThan(2 * (1 << 16) + 4096);
     expect(store.contents().length).toBeGreaterThan(800_000);
