@@ -232,8 +232,13 @@ export function decodeRecord(b: Buffer, p: number): { message: EmittedMessage; e
 
 /** The signature of the record at `p` in `b` (the whole record must be in `b`). */
 export function decodeSignature(b: Buffer, p: number): string {
+  return signatureBytes(b, p).toString(b[p + 1]! & SIGNATURE_UTF16 ? 'utf16le' : 'utf8');
+}
+
+/** The signature's bytes in the record at `p` in `b`: after the emitted part and its own 4-byte length. */
+function signatureBytes(b: Buffer, p: number): Buffer {
   const start = p + emittedLength(b, p) + 4;
-  return b.toString(b[p + 1]! & SIGNATURE_UTF16 ? 'utf16le' : 'utf8', start, start + b.readUInt32LE(start - 4));
+  return b.subarray(start, start + b.readUInt32LE(start - 4));
 }
 
 /** Bytes of the index block of an n-message trajectory. */
@@ -262,11 +267,10 @@ const ROLE_KEYS = ROLE_NAMES.map((r) => Buffer.from(`${r}\n`));
  * bytes where they are the key's (UTF-8 fields, a content norm leaves as it is), else from the text.
  */
 export function recordKeyHash(b: Buffer, p: number): Buffer {
-  const { code, flags, l0, l1, l2 } = recordHeader(b, p);
+  const { code, flags, l0, l1 } = recordHeader(b, p);
   const f0 = p + HEADER;
   if (code === ROLE_CODES.assistant) {
-    const s = f0 + l0 + l1 + l2 + 4;
-    const sig = b.subarray(s, s + b.readUInt32LE(s - 4));
+    const sig = signatureBytes(b, p);
     // A signature kept as UTF-8 is well-formed: its WTF-8 is these very bytes.
     if (!(flags & SIGNATURE_UTF16)) return keyHashOfBytes([ASSISTANT_KEY, sig]);
     return keyHash(keyPartsOf('assistant', null, null, sig.toString('utf16le')));
