@@ -1,5 +1,6 @@
 // The command line: a thin layer over the library. One error handler maps errors to exit codes:
-// a UserError prints one line; anything else is a bug and prints its stack (exit 1).
+// a UserError prints one line; anything else is a bug and prints its stack (exit 1). It runs under
+// the supervisor of bin/divergence-mine (src/supervisor.ts), which handles the deaths no JS survives.
 import { Command, CommanderError } from 'commander';
 import { ExitCode, UserError, isStringLimit, stringLimitMessage } from './errors.js';
 import { registerCheckTemplate } from './commands/check-template.js';
@@ -10,12 +11,16 @@ import { registerShow } from './commands/show.js';
 import { CONTRACT_VERSION } from './contract/options.js';
 import { VERSION } from './version.js';
 import { removeAllTemp } from './io/atomic.js';
+import { watchSupervisor } from './io/supervision.js';
+import { neutralise } from './io/terminal-text.js';
 
 export function buildProgram(): Command {
   const program = new Command('divergence-mine')
     .description('Turn multi-turn agent trajectories into action-level DPO preference pairs.')
     .version(VERSION)
     .showHelpAfterError('(add --help for usage)')
+    // commander's errors quote the arguments (file names a glob found): neutralised like ours.
+    .configureOutput({ writeErr: (text) => process.stderr.write(neutralise(text, true)) })
     .addHelpText('after', `\nThe mining rules: docs/mining-contract.md (contract version ${CONTRACT_VERSION}).`)
     .exitOverride();
   registerMine(program);
@@ -26,24 +31,39 @@ export function buildProgram(): Command {
   return program;
 }
 
+let stopping = false;
+
+/** Remove what is pending and exit; once, whatever arrives next (a signal twice: the terminal's and the supervisor's copy). */
+function stop(message: string, code: number): void {
+  if (stopping) return;
+  stopping = true;
+  removeAllTemp();
+  process.stderr.write(`\ndivergence-mine: ${message}; no output written\n`);
+  process.exit(code);
+}
+
 function onSignal(signal: NodeJS.Signals, code: number): void {
-  process.once(signal, () => {
-    removeAllTemp();
-    process.stderr.write(`\ndivergence-mine: interrupted (${signal}); no output written\n`);
-    process.exit(code);
-  });
+  // `on`, not `once`: with no listener left, a second copy of the signal would kill the process mid-cleanup.
+  process.on(signal, () => stop(`interrupted (${signal})`, code));
+}
+
+/** The internal-error text: the stack, its lines neutralised (a message may quote the data). */
+function bugText(e: unknown): string {
+  return `divergence-mine: internal error (a bug, please report it):\n${neutralise((e as Error)?.stack ?? String(e), true)}\n`;
 }
 
 /** Last resort for an error thrown outside the promise chain: still no temporary file left behind. */
 function onFatal(e: unknown): void {
   removeAllTemp();
-  process.stderr.write(`divergence-mine: internal error (a bug, please report it):\n${(e as Error)?.stack ?? String(e)}\n`);
+  process.stderr.write(bugText(e));
   process.exit(ExitCode.bug);
 }
 
 export async function main(argv: string[]): Promise<number> {
   onSignal('SIGINT', ExitCode.sigint);
   onSignal('SIGTERM', ExitCode.sigterm);
+  // The supervisor killed outright: nobody waits for this run any more.
+  watchSupervisor(() => stop('the supervising process is gone', ExitCode.sighup));
   process.once('uncaughtException', onFatal);
   process.once('unhandledRejection', onFatal);
   // A reader that closes our stdout early (`| head`) is not an error.
@@ -62,15 +82,16 @@ export async function main(argv: string[]): Promise<number> {
       return e.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
     }
     if (e instanceof UserError) {
-      process.stderr.write(`divergence-mine: error: ${e.message}\n`);
+      // The one place a UserError reaches the terminal: a value it quotes is neutralised here, once.
+      process.stderr.write(`divergence-mine: error: ${neutralise(e.message)}\n`);
       return e.exitCode;
     }
     // Input too large for one string is the input's limit, not a bug: one line, exit 7.
     if (e instanceof RangeError && isStringLimit(e)) {
-      process.stderr.write(`divergence-mine: error: ${stringLimitMessage('input', e)}\n`);
+      process.stderr.write(`divergence-mine: error: ${neutralise(stringLimitMessage('input', e))}\n`);
       return ExitCode.badValue;
     }
-    process.stderr.write(`divergence-mine: internal error (a bug, please report it):\n${(e as Error)?.stack ?? String(e)}\n`);
+    process.stderr.write(bugText(e));
     return ExitCode.bug;
   }
 }

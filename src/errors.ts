@@ -13,6 +13,8 @@ export const ExitCode = {
   badValue: 7,
   output: 8,
   templateFailures: 9,
+  /** The supervisor (a terminal's SIGHUP, or killed outright) is gone. */
+  sighup: 129,
   sigint: 130,
   sigterm: 143,
 } as const;

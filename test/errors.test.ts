@@ -16,14 +16,17 @@ import { referenceMine } from '../fixtures/reference-walker.mjs';
 import {
   BIN,
   ROOT,
+  cliPidIn,
   SAMPLE_PATH,
   UPSTREAM_COLUMNS,
   corruptPageNumValues,
   forkAt,
   forkedRows,
+  fullyStopped,
   parquetLayout,
   runCli,
   sampleRows,
+  signalPending,
   tempDir,
   tempLeftovers,
   truncateRow,
@@ -401,15 +404,29 @@ describe('faults', () => {
         timeoutMs: 600_000,
         env: { TMPDIR: tmp },
         onSpawn: (child: ReturnType<typeof spawn>) => {
-          // No race with the run's end: once its temporary output and spill folder exist, freeze the
-          // child (SIGSTOP), check it is still mid-run, queue the signal, then let it continue.
+          // `child` is the supervisor (src/supervisor.ts); the run is its child, whose pid the temporary
+          // output carries. No race with the run's end: once the temporary output and spill folder
+          // exist, freeze the run (SIGSTOP) and wait until every thread of it is stopped (a signal that
+          // arrives while it stops may be taken at once), check it is still mid-run, signal the
+          // supervisor as `kill` would, wait until the supervisor has passed the signal on (pending
+          // for the frozen run), then let the run continue into its handler.
+          let cli: number | null = null;
           const poll = setInterval(() => {
-            if (tempLeftovers(dir).length === 0 || readdirSync(tmp).length === 0) return;
+            if (cli === null) {
+              if (tempLeftovers(dir).length === 0 || readdirSync(tmp).length === 0) return;
+              cli = cliPidIn(dir);
+              process.kill(cli!, 'SIGSTOP');
+              return;
+            }
+            if (!signalled) {
+              if (!fullyStopped(cli)) return;
+              underWay = child.exitCode === null && tempLeftovers(dir).length > 0 && !existsSync(out);
+              signalled = child.kill(signal);
+              return;
+            }
+            if (!signalPending(cli, signal)) return;
             clearInterval(poll);
-            child.kill('SIGSTOP');
-            underWay = child.exitCode === null && child.signalCode === null && tempLeftovers(dir).length > 0 && !existsSync(out);
-            signalled = child.kill(signal);
-            child.kill('SIGCONT');
+            process.kill(cli, 'SIGCONT');
           }, 20);
           child.on('exit', () => clearInterval(poll));
         },

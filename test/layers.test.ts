@@ -16,6 +16,8 @@ const BELOW_CONTRACT = ['contract', ...BASE];
 /** unit -> the units it may import from (its own folder is always allowed). */
 const ALLOWED: Record<string, readonly string[]> = {
   cli: ['commands', 'io', ...BELOW_CONTRACT],
+  // The process that runs the CLI as its child (bin/divergence-mine): the temp-file protocol only.
+  supervisor: ['io', ...BASE],
   index: ['engine', 'pairing', 'shapes', 'sources', 'io', ...BELOW_CONTRACT],
   commands: ['view', 'dataset', 'tokens', 'engine', 'pairing', 'shapes', 'sources', 'io', 'parquet', ...BELOW_CONTRACT],
   view: ['tokens', 'pairing', 'shapes', 'sources', 'io', ...BELOW_CONTRACT],

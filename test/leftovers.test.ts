@@ -1,6 +1,8 @@
-// A run killed outright (SIGKILL: no handler runs) leaves its temporary output and spill folder
-// behind; both carry its pid, and the next run on the same folders removes them (their process is
-// gone) and writes the right output. Leftovers of a live process are kept. Runs the BUILT CLI.
+// A run killed outright (SIGKILL: no handler runs). Killed alone, its supervisor (src/supervisor.ts)
+// removes what it left; its supervisor killed alone, it cleans up and stops by itself; both killed,
+// the temporary output and spill folder stay behind, carry its pid, and the next run on the same
+// folders removes them (their process is gone) and writes the right output. Leftovers of a live
+// process are kept. Runs the BUILT CLI.
 //
 // Rows are derived from fixtures/forks.jsonl: real rows of nebius/SWE-rebench-openhands-trajectories,
 // CC-BY-4.0 © Nebius (Trofimova et al., "OpenHands Trajectories with Qwen3-Coder-480B-A35B-Instruct",
@@ -12,6 +14,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { processAlive, sweepDeadTemps } from '../src/io/atomic.js';
+import { cliPidIn } from './support/robust-fixtures.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = join(ROOT, 'bin', 'divergence-mine');
@@ -35,48 +38,80 @@ beforeAll(() => {
 
 const ours = (names: string[]) => names.filter((n) => /\.divergence-mine\.tmp-\d+$/.test(n) || /^divergence-mine-\d+-/.test(n));
 
+/** Start a run (supervisor and CLI, in a process group of their own) in fresh folders; resolves once its temporary output and spill folder exist. */
+async function startRun(name: string) {
+  const work = join(dir, name);
+  const tmp = join(work, 'tmp');
+  mkdirSync(tmp, { recursive: true });
+  const out = join(work, 'pairs.jsonl');
+  const env = { ...process.env, TMPDIR: tmp };
+  const args = [BIN, 'mine', '--jsonl', input, '--out', out, '--workers', '1', '-q'];
+  const supervisor = spawn(process.execPath, args, { env, stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+  let stderr = '';
+  supervisor.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) => supervisor.on('close', (code, signal) => res({ code, signal })));
+  await new Promise<void>((res) => {
+    const poll = setInterval(() => {
+      if (ours(readdirSync(work)).length > 0 && ours(readdirSync(tmp)).length > 0) {
+        clearInterval(poll);
+        res();
+      }
+    }, 10);
+  });
+  const cli = cliPidIn(work)!;
+  return { work, tmp, out, env, args, supervisor, cli, exited, stderr: () => stderr };
+}
+
+/** Resolves once process `pid` is gone (reaped: a zombie still answers kill 0). */
+async function gone(pid: number): Promise<void> {
+  while (processAlive(pid)) await new Promise((r) => setTimeout(r, 20));
+}
+
 describe('leftovers of a killed run', () => {
-  it('SIGKILL mid-run, then a second run: leftovers gone, output right', async () => {
-    const work = join(dir, 'work');
-    const tmp = join(work, 'tmp');
-    mkdirSync(tmp, { recursive: true });
-    const out = join(work, 'pairs.jsonl');
-    const env = { ...process.env, TMPDIR: tmp };
-    const args = [BIN, 'mine', '--jsonl', input, '--out', out, '--workers', '1', '-q'];
+  it('SIGKILL of both processes mid-run, then a second run: leftovers gone, output right', async () => {
+    const run = await startRun('both');
+    // The whole process group, as a container's or a cgroup's kill does: no process left to clean up.
+    process.kill(-run.supervisor.pid!, 'SIGKILL');
+    expect((await run.exited).signal).toBe('SIGKILL');
+    await gone(run.cli);
+    expect(ours(readdirSync(run.work))).toStrictEqual([`.pairs.jsonl.divergence-mine.tmp-${run.cli}`]);
+    expect(ours(readdirSync(run.tmp))).toHaveLength(1);
+    expect(ours(readdirSync(run.tmp))[0]).toMatch(new RegExp(`^divergence-mine-${run.cli}-`));
+    expect(existsSync(run.out)).toBe(false);
 
-    const child = spawn(process.execPath, args, { env, stdio: 'ignore' });
-    const killedPid = child.pid!;
-    const exited = new Promise<NodeJS.Signals | null>((res) => child.on('exit', (_code, signal) => res(signal)));
-    // Kill once both the temporary output and the spill folder exist.
-    await new Promise<void>((res) => {
-      const poll = setInterval(() => {
-        if (ours(readdirSync(work)).length > 0 && ours(readdirSync(tmp)).length > 0) {
-          clearInterval(poll);
-          child.kill('SIGKILL');
-          res();
-        }
-      }, 10);
-    });
-    expect(await exited).toBe('SIGKILL');
-    expect(ours(readdirSync(work))).toStrictEqual([`.pairs.jsonl.divergence-mine.tmp-${killedPid}`]);
-    expect(ours(readdirSync(tmp))).toHaveLength(1);
-    expect(ours(readdirSync(tmp))[0]).toMatch(new RegExp(`^divergence-mine-${killedPid}-`));
-    expect(existsSync(out)).toBe(false);
-
-    const second = spawnSync(process.execPath, args, { env, encoding: 'utf8', timeout: 120_000 });
+    const second = spawnSync(process.execPath, run.args, { env: run.env, encoding: 'utf8', timeout: 120_000 });
     expect(second.status, second.stderr).toBe(0);
-    expect(ours(readdirSync(work))).toStrictEqual([]);
-    expect(readdirSync(tmp)).toStrictEqual([]);
+    expect(ours(readdirSync(run.work))).toStrictEqual([]);
+    expect(readdirSync(run.tmp)).toStrictEqual([]);
 
     // The same run in fresh folders gives the same bytes.
     const fresh = join(dir, 'fresh');
     mkdirSync(join(fresh, 'tmp'), { recursive: true });
     const ref = spawnSync(process.execPath, [BIN, 'mine', '--jsonl', input, '--out', join(fresh, 'pairs.jsonl'), '--workers', '1', '-q'], { env: { ...process.env, TMPDIR: join(fresh, 'tmp') }, encoding: 'utf8', timeout: 120_000 });
     expect(ref.status, ref.stderr).toBe(0);
-    const got = readFileSync(out);
+    const got = readFileSync(run.out);
     expect(got.length).toBeGreaterThan(60e6);
     expect(got.equals(readFileSync(join(fresh, 'pairs.jsonl')))).toBe(true);
   }, 180_000);
+
+  it('SIGKILL of the run alone (what the OOM killer does): the supervisor removes its files, one line, exit 1', async () => {
+    const run = await startRun('oom');
+    process.kill(run.cli, 'SIGKILL');
+    expect(await run.exited).toStrictEqual({ code: 1, signal: null });
+    expect(run.stderr()).toBe(
+      "divergence-mine: internal error (a bug, please report it): the process was killed (SIGKILL; the kernel's OOM killer sends it when memory runs out); temporary files removed, no output written\n",
+    );
+    expect(readdirSync(run.work)).toStrictEqual(['tmp']);
+    expect(readdirSync(run.tmp)).toStrictEqual([]);
+  }, 120_000);
+
+  it('SIGKILL of the supervisor alone: the run sees its lifeline close, cleans up and stops', async () => {
+    const run = await startRun('orphan');
+    process.kill(run.supervisor.pid!, 'SIGKILL');
+    await gone(run.cli);
+    expect(readdirSync(run.work)).toStrictEqual(['tmp']);
+    expect(readdirSync(run.tmp)).toStrictEqual([]);
+  }, 120_000);
 });
 
 describe('sweepDeadTemps', () => {

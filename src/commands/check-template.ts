@@ -11,6 +11,7 @@ import type { Data, Field, Schema } from 'apache-arrow';
 import type { Command } from 'commander';
 import { ExitCode, UserError } from '../errors.js';
 import { parquetLibs } from '../io/parquet-libs.js';
+import { neutralise } from '../io/terminal-text.js';
 import {
   TemplateError,
   checkRow,
@@ -255,7 +256,8 @@ export function registerCheckTemplate(program: Command): Command {
       const summary = await runCheckTemplate(
         pairs,
         { template: o.template, templateName: o.templateName ?? null, maxReport: o.maxReport, quiet: o.quiet ?? false, tokenizer: o.tokenizer ?? null },
-        (line) => process.stdout.write(line + '\n'),
+        // Problem lines quote ids and values of the rows: neutralised, one line each.
+        (line) => process.stdout.write(neutralise(line) + '\n'),
       );
       if (summary.failed > 0)
         throw new UserError(

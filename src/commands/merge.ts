@@ -3,6 +3,7 @@
 // instance_id, so a k-way merge by instance restores the single run's order.
 import { existsSync, readFileSync } from 'node:fs';
 import { Command } from 'commander';
+import { writeStderr } from '../io/terminal-text.js';
 import { COUNTER_NAMES, assertIdentity, emptyCounters, formatCounters, type Counters } from '../contract/counters.js';
 import { PUBLISHED_COUNTERS, comparePublished, publishedVerdict, usesDefaultOptions } from '../contract/published.js';
 import { ExitCode, UserError } from '../errors.js';
@@ -288,9 +289,9 @@ Example:
         writeJsonAtomic(o.statsOut, { ...first, counters, partition: null, row_level: first.row_level, merged_from: stats.length, ...(tree ? { tree } : {}), ...(kto ? { kto } : {}), ...(published ? { published_comparison: published } : {}) });
       }
       if (!o.quiet) {
-        if (tree) process.stderr.write(formatTreeCounters(counters, { counters: tree.counters, gaps: tree.value_gap_histogram.map((b) => b.pairs) }));
-        else process.stderr.write(formatCounters(counters, published ? PUBLISHED_COUNTERS : undefined));
-        if (published) process.stderr.write(publishedVerdict(published));
+        if (tree) writeStderr(formatTreeCounters(counters, { counters: tree.counters, gaps: tree.value_gap_histogram.map((b) => b.pairs) }));
+        else writeStderr(formatCounters(counters, published ? PUBLISHED_COUNTERS : undefined));
+        if (published) writeStderr(publishedVerdict(published));
       }
     });
 }

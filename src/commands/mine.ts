@@ -1,6 +1,5 @@
 // `divergence-mine mine`: the run around the pipeline (engine/mine-pairs.ts), its output and the
 // end-of-run report; the options and their checks are mine-options.ts.
-import { writeFileSync } from 'node:fs';
 import { dirname, relative, sep } from 'node:path';
 import type { Command } from 'commander';
 import { formatCounters, type Counters } from '../contract/counters.js';
@@ -24,8 +23,9 @@ import { SftDeduper } from '../shapes/sft.js';
 import { describeDetection, type Detection } from '../sources/schema.js';
 import { TEXT_ACTION_SCHEMES, signatureSchemeOf } from '../sources/text-actions.js';
 import type { PairRow } from '../types.js';
-import { commitTemp, makeParentFolders, removeEmptyFolders, tempPathFor, trackTemp } from '../io/atomic.js';
+import { keepMadeFolders, removeEmptyFolders, trackMadeFolders, writeFileAtomic } from '../io/atomic.js';
 import { BrokenPipe, JsonlSink } from '../io/jsonl-writer.js';
+import { neutralise, writeStderr } from '../io/terminal-text.js';
 import type { RowSink } from '../io/sink.js';
 import { mineCommand, mineSettings, type MineCliOptions, type TrainPlan } from './mine-options.js';
 import { MineTokens, type WithTokens } from '../tokens/mine-tokens.js';
@@ -107,11 +107,7 @@ export function statsDocument(
 }
 
 export function writeJsonAtomic(path: string, value: unknown): void {
-  makeParentFolders(path);
-  const tmp = tempPathFor(path);
-  trackTemp(tmp);
-  writeFileSync(tmp, JSON.stringify(value, null, 2) + '\n');
-  commitTemp(tmp, path);
+  writeFileAtomic(path, JSON.stringify(value, null, 2) + '\n');
 }
 
 export function registerMine(program: Command): void {
@@ -166,6 +162,7 @@ export async function runMine(positional: string[], o: MineCliOptions, recognise
   if (plan.folder) {
     const spec = { ...plan.folder, layout, splits: splitNames, force: o.force };
     folderCreated = prepareFolder(spec).created;
+    if (folderCreated) trackMadeFolders(spec.dir, folderCreated);
     folder = new FolderOutput(spec);
   } else sink = openSink(o.out, layout);
 
@@ -246,7 +243,7 @@ export async function runMine(positional: string[], o: MineCliOptions, recognise
   try {
     const onSchema = (d: Detection) => {
       detection = d;
-      if (!o.quiet) process.stderr.write(`divergence-mine: ${describeDetection(d)}\n`);
+      if (!o.quiet) writeStderr(`divergence-mine: ${neutralise(describeDetection(d))}\n`);
     };
     summary = await minePairs(
       {
@@ -279,13 +276,17 @@ export async function runMine(positional: string[], o: MineCliOptions, recognise
     await tokens?.close();
     sink?.abort();
     folder?.abort();
-    if (folderCreated) removeEmptyFolders(plan.folder!.dir, folderCreated);
+    if (folderCreated) {
+      removeEmptyFolders(plan.folder!.dir, folderCreated);
+      keepMadeFolders(plan.folder!.dir);
+    }
     if (e instanceof BrokenPipe) return;
     throw e;
   }
-  for (const w of summary.warnings) process.stderr.write(`divergence-mine: warning: ${w}\n`);
+  if (folderCreated) keepMadeFolders(plan.folder!.dir);
+  for (const w of summary.warnings) writeStderr(`divergence-mine: warning: ${neutralise(w)}\n`);
   if (tally.wrapped_arguments > 0)
-    process.stderr.write(
+    writeStderr(
       `divergence-mine: warning: ${tally.wrapped_arguments} tool calls have arguments that are not a JSON object; ` +
         'written as {"malformed_arguments": "<raw text>"} (--arguments object)\n',
     );
@@ -302,7 +303,7 @@ export async function runMine(positional: string[], o: MineCliOptions, recognise
     tokens: tokens ? tokens.toJSON() : null,
     pairing: pairingStats(pairing, layout.shape === 'kto', summary, ktoDedup),
   };
-  if (tokens) for (const w of tokens.warnings) process.stderr.write(`divergence-mine: warning: ${w}\n`);
+  if (tokens) for (const w of tokens.warnings) writeStderr(`divergence-mine: warning: ${neutralise(w)}\n`);
   // A partition holds only some instances: only a whole run compares with the published one.
   // The published run is the contract's walk without filters: other pairings never compare with it.
   const published = o.partition || pairing.tree || pairing.exitStatus ? null : comparePublished(summary.counters, { files: inputs, rows: summary.counters.trajectories_read }, usesDefaultOptions(options), recognise);
@@ -327,23 +328,19 @@ export async function runMine(positional: string[], o: MineCliOptions, recognise
         ? { tree: { counters: summary.tree.counters, gaps: summary.tree.gaps, minValueGap: pairing.tree.minValueGap, minSupport: pairing.tree.minSupport, maxPairsPerNode: pairing.tree.maxPairsPerNode } }
         : {}),
     });
-    makeParentFolders(o.card);
-    const tmp = tempPathFor(o.card);
-    trackTemp(tmp);
-    writeFileSync(tmp, text);
-    commitTemp(tmp, o.card);
+    writeFileAtomic(o.card, text);
   }
   if (!o.quiet) {
-    if (pairing.tree) process.stderr.write(formatTreeCounters(summary.counters, summary.tree!));
-    else process.stderr.write(formatCounters(summary.counters, published ? PUBLISHED_COUNTERS : undefined));
-    if (summary.exitStatus) process.stderr.write(formatExitStatus(summary.exitStatus));
-    if (ktoDedup) process.stderr.write(`kto rows ${ktoDedup.emitted} (${ktoDedup.desirable} desirable, ${ktoDedup.undesirable} undesirable), ${ktoDedup.duplicates} repeats dropped\n`);
-    if (published) process.stderr.write(publishedVerdict(published));
-    process.stderr.write(fallbackLine(summary.engineFallback));
-    if (tokens) process.stderr.write(tokens.summaryLines().join('\n') + '\n');
-    if (plan.specs.length > 0) process.stderr.write(splitCountsLine(cardStats, plan.splitBy) + '\n');
+    if (pairing.tree) writeStderr(formatTreeCounters(summary.counters, summary.tree!));
+    else writeStderr(formatCounters(summary.counters, published ? PUBLISHED_COUNTERS : undefined));
+    if (summary.exitStatus) writeStderr(formatExitStatus(summary.exitStatus));
+    if (ktoDedup) writeStderr(`kto rows ${ktoDedup.emitted} (${ktoDedup.desirable} desirable, ${ktoDedup.undesirable} undesirable), ${ktoDedup.duplicates} repeats dropped\n`);
+    if (published) writeStderr(publishedVerdict(published));
+    writeStderr(fallbackLine(summary.engineFallback));
+    if (tokens) writeStderr(tokens.summaryLines().join('\n') + '\n');
+    if (plan.specs.length > 0) writeStderr(splitCountsLine(cardStats, plan.splitBy) + '\n');
     if (result)
-      for (const f of result.files) process.stderr.write(`  ${f.path}: ${f.rows.toLocaleString('en-US')} rows, ${humanBytes(f.bytes)}\n`);
+      for (const f of result.files) writeStderr(`  ${neutralise(f.path)}: ${f.rows.toLocaleString('en-US')} rows, ${humanBytes(f.bytes)}\n`);
   }
 }
 

@@ -1,12 +1,13 @@
 // `divergence-mine report`: one self-contained HTML file about a pairs file (and its stats).
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { ExitCode, UserError } from '../errors.js';
 import { pairsFormat, readPairs } from '../io/pairs.js';
 import { VERSION } from '../version.js';
 import { REPORT_DEFAULTS, ReportBuilder, type StatsDoc } from '../view/report.js';
-import { checkOutputPath, commitTemp, removeTemp, tempPathFor, trackTemp } from '../io/atomic.js';
+import { neutralise, writeStderr } from '../io/terminal-text.js';
+import { checkOutputPath, writeFileAtomic } from '../io/atomic.js';
 import { readPairsFile } from './check-template.js';
 import { tokenSetup } from './token-options.js';
 import { TokenLengthStats } from '../tokens/lengths.js';
@@ -81,7 +82,7 @@ export function readStats(path: string): StatsDoc {
   return doc as StatsDoc;
 }
 
-export async function runReport(file: string, o: ReportCliOptions, log: (line: string) => void = (l) => void process.stderr.write(l + '\n')): Promise<void> {
+export async function runReport(file: string, o: ReportCliOptions, log: (line: string) => void = (l) => writeStderr(neutralise(l) + '\n')): Promise<void> {
   if (o.template !== undefined && o.tokenizer === undefined) throw new UserError('--template chooses the chat template of --tokenizer; give --tokenizer too', ExitCode.usage);
   pairsFormat(file); // missing input first
   const stats = o.stats ? readStats(o.stats) : null;
@@ -99,15 +100,7 @@ export async function runReport(file: string, o: ReportCliOptions, log: (line: s
   });
   for await (const r of readPairs(file, { promptTail: o.context })) builder.add(r);
   const html = builder.build();
-  const tmp = tempPathFor(o.out);
-  trackTemp(tmp);
-  try {
-    writeFileSync(tmp, html);
-    commitTemp(tmp, o.out);
-  } catch (e) {
-    removeTemp(tmp);
-    throw new UserError(`${o.out}: cannot write the report: ${(e as Error).message}`, ExitCode.output);
-  }
+  writeFileAtomic(o.out, html);
   if (!o.quiet) log(`divergence-mine: wrote ${o.out} (${builder.count.toLocaleString('en-US')} pairs, ${(Buffer.byteLength(html) / 1048576).toFixed(1)} MiB)`);
 }
 

@@ -1,30 +1,54 @@
 // Output files are written under a temporary name in the target folder and renamed at the end, so a
 // failed or interrupted run never leaves a half-written file. Signal handlers remove what is pending.
-// A process killed outright (SIGKILL, OOM killer) cannot clean up: its temporary outputs and spill
-// folders carry its pid, and the next run on the same folder removes those whose process is gone.
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmdirSync, rmSync, statSync } from 'node:fs';
+// Every path is also reported to the supervisor (supervision.ts), which removes what is left if the
+// process dies without running any JS (a V8 fatal error, a native crash, the OOM killer). A run whose
+// supervisor was killed outright too cannot clean up: its temporary outputs and spill folders carry
+// its pid, and the next run on the same folder removes those whose process is gone.
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, renameSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { ExitCode, UserError } from '../errors.js';
+import { tellSupervisor } from './supervision.js';
 
 const pending = new Set<string>();
+/** Folders this run made (leaf -> the topmost one made), removed while empty if the run fails. */
+const madeFolders = new Map<string, string>();
 
 /** Paths to delete if the process is interrupted (temporary outputs, spill folders). */
 export function trackTemp(path: string): void {
   pending.add(path);
+  tellSupervisor({ op: 'temp', path });
 }
 
 export function untrackTemp(path: string): void {
   pending.delete(path);
+  tellSupervisor({ op: 'drop', path });
 }
 
 export function removeTemp(path: string): void {
   rmSync(path, { recursive: true, force: true });
-  pending.delete(path);
+  untrackTemp(path);
 }
 
+/** Folders from `leaf` up to `top` were made by this run: removed (while empty) if it fails. */
+export function trackMadeFolders(leaf: string, top: string): void {
+  madeFolders.set(leaf, top);
+  tellSupervisor({ op: 'folders', path: leaf, top });
+}
+
+/** The run succeeded: the folders it made stay. */
+export function keepMadeFolders(leaf: string): void {
+  madeFolders.delete(leaf);
+  tellSupervisor({ op: 'drop', path: leaf });
+}
+
+/** Everything pending: temporary paths, then the folders made for them (signals, errors, the supervisor's lifeline). */
 export function removeAllTemp(): void {
   for (const p of [...pending]) removeTemp(p);
+  for (const [leaf, top] of [...madeFolders]) {
+    removeEmptyFolders(leaf, top);
+    keepMadeFolders(leaf);
+  }
 }
 
 /**
@@ -118,8 +142,23 @@ export function makeParentFolders(path: string): string | undefined {
   try {
     return mkdirSync(dirname(path), { recursive: true });
   } catch (e) {
-    throw new UserError(`${path}: cannot create the folder ${dirname(path)} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, ExitCode.output);
+    throw new UserError(`${path}: cannot create the folder ${dirname(path)} (${errnoText(e)})`, ExitCode.output);
   }
+}
+
+/** "ENOENT: no such file or folder" and the like, for one-line messages. */
+function errnoText(e: unknown): string {
+  const code = (e as NodeJS.ErrnoException).code;
+  const what: Record<string, string> = {
+    ENOENT: 'no such folder',
+    ENOTDIR: 'not a folder',
+    EACCES: 'permission denied',
+    EPERM: 'operation not permitted',
+    EROFS: 'read-only file system',
+    ENOSPC: 'no space left on the device',
+    EDQUOT: 'disk quota exceeded',
+  };
+  return code ? `${code}${what[code] ? `: ${what[code]}` : ''}` : (e as Error).message;
 }
 
 /** Remove `leaf` and its parents up to and including `top`, each only while it is empty. */
@@ -139,14 +178,54 @@ export function tempPathFor(path: string): string {
   return join(dirname(path), `.${basename(path)}.divergence-mine.tmp-${process.pid}`);
 }
 
-/** A fresh spill folder, named with our pid; first removes the spill folders of dead runs. */
+/**
+ * Create (truncate) and open the temporary file of output `path`, tracked before it exists. A folder
+ * that cannot take it (read-only, no permission, gone) is the output's error: one line, exit 8.
+ */
+export function openTempFor(path: string): { tmp: string; fd: number } {
+  const tmp = tempPathFor(path);
+  trackTemp(tmp);
+  try {
+    return { tmp, fd: openSync(tmp, 'w') };
+  } catch (e) {
+    untrackTemp(tmp);
+    throw new UserError(`${path}: cannot write in the folder ${dirname(path)} (${errnoText(e)})`, ExitCode.output);
+  }
+}
+
+/** Write a whole small file (stats, card, report) atomically, making its missing parent folders. */
+export function writeFileAtomic(path: string, data: string | Uint8Array): void {
+  const made = makeParentFolders(path);
+  if (made) trackMadeFolders(dirname(path), made);
+  const { tmp, fd } = openTempFor(path);
+  try {
+    writeFileSync(fd, data);
+  } catch (e) {
+    closeSync(fd);
+    removeTemp(tmp);
+    throw new UserError(`${path}: cannot write (${errnoText(e)})`, ExitCode.output);
+  }
+  closeSync(fd);
+  commitTemp(tmp, path);
+  if (made) keepMadeFolders(dirname(path));
+}
+
+/**
+ * A fresh spill folder in the system temp folder, named with our pid; first removes the spill
+ * folders of dead runs. A TMPDIR that is missing, not a folder or not writable is exit 3, one line.
+ */
 export function makeSpillDir(): string {
-  sweepDeadTemps(tmpdir(), SPILL_DIR);
-  return mkdtempSync(join(tmpdir(), `${SPILL_PREFIX}${process.pid}-`));
+  const base = tmpdir();
+  sweepDeadTemps(base, SPILL_DIR);
+  try {
+    return mkdtempSync(join(base, `${SPILL_PREFIX}${process.pid}-`));
+  } catch (e) {
+    throw new UserError(`${base}: cannot make the temporary spill folder in the system temp folder (${errnoText(e)}); set TMPDIR to a writable folder`, ExitCode.missingInput);
+  }
 }
 
 /** Move a finished temporary file into place. */
 export function commitTemp(tmp: string, path: string): void {
   renameSync(tmp, path);
-  pending.delete(tmp);
+  untrackTemp(tmp);
 }

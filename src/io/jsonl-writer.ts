@@ -1,7 +1,7 @@
 // JSONL output: one JSON object per line, to a file (atomically) or to stdout (EPIPE tolerated).
-import { createWriteStream, openSync, type WriteStream } from 'node:fs';
+import { createWriteStream, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
-import { commitTemp, removeTemp, tempPathFor, trackTemp } from './atomic.js';
+import { commitTemp, openTempFor, removeTemp } from './atomic.js';
 import type { RowSink } from './sink.js';
 
 /** Set when a stdout consumer went away (e.g. `| head`): the run stops quietly. */
@@ -37,11 +37,11 @@ export class JsonlSink<R = unknown> implements RowSink<R> {
       this.tmp = null;
       this.out = process.stdout;
     } else {
-      this.tmp = tempPathFor(path);
-      trackTemp(this.tmp);
       // Opened synchronously, so the temporary file exists before anything can fail and abort()
       // never races an open still in flight (which would leave the file behind).
-      this.out = createWriteStream(this.tmp, { fd: openSync(this.tmp, 'w') });
+      const { tmp, fd } = openTempFor(path);
+      this.tmp = tmp;
+      this.out = createWriteStream(tmp, { fd });
     }
     this.out.on('error', (e: NodeJS.ErrnoException) => {
       if (e.code === 'EPIPE') this.broken = true;

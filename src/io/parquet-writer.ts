@@ -1,10 +1,10 @@
 // Parquet output through apache-arrow (build record batches) and parquet-wasm (encode), streamed:
 // rows are buffered into batches, each batch crosses into wasm as Arrow IPC and is encoded by
 // `transformParquetStream`, whose byte chunks go straight to the temporary file.
-import { createWriteStream, openSync, type WriteStream } from 'node:fs';
+import { createWriteStream, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
 import type { DataType, Struct, List } from 'apache-arrow';
-import { commitTemp, removeTemp, tempPathFor, trackTemp } from './atomic.js';
+import { commitTemp, openTempFor, removeTemp } from './atomic.js';
 import { parquetLibs, type Arrow, type ParquetLibs } from './parquet-libs.js';
 import type { RowSink } from './sink.js';
 
@@ -134,12 +134,11 @@ export class ParquetSink<R> implements RowSink<R> {
     private readonly columns: ColumnSpec<R>[],
     private readonly sizeOf: (row: R) => number = () => 1024,
   ) {
-    const tmp = tempPathFor(path);
-    this.tmp = tmp;
-    trackTemp(tmp);
     // Opened synchronously, so abort() never races an open still in flight (which would leave the
     // temporary file behind after it was removed).
-    const out = createWriteStream(tmp, { fd: openSync(tmp, 'w') });
+    const { tmp, fd } = openTempFor(path);
+    this.tmp = tmp;
+    const out = createWriteStream(tmp, { fd });
     this.out = out;
     const batches = new ReadableStream<unknown>({ start: (c) => void (this.controller = c) });
     const loaded = parquetLibs().then((libs) => ({ libs, types: columns.map((c) => c.type(libs.arrow)) }));

@@ -1,6 +1,8 @@
 // Progress on stderr: a live line on a TTY, a plain line every few seconds otherwise, nothing with --quiet.
 // Kept by hand: one redrawn line is all it does, and bar libraries (cli-progress, ...) would add a
 // dependency whose non-TTY output is not the plain periodic line that CI logs and `2>log` want.
+import { neutralise } from './terminal-text.js';
+
 const fmt = new Intl.NumberFormat('en-US');
 
 export interface ProgressSink {
@@ -74,9 +76,11 @@ export class StderrProgress implements ProgressSink {
     if (!force && now - this.lastDraw < this.interval) return;
     if (!this.tty && force && this.units > 0 && this.units < this.totalUnits) return;
     this.lastDraw = now;
-    // "\r" + EL (erase line): the one escape a redrawn line needs, written in the same write as the line.
-    if (this.tty) this.stream.write(`\r\x1b[2K${this.line()}`);
-    else this.stream.write(`${this.line()}\n`);
+    // "\r" + EL (erase line): the one escape a redrawn line needs, written in the same write as the
+    // line; the line itself (a phase may name a file) carries none (terminal-text.ts).
+    const line = neutralise(this.line());
+    if (this.tty) this.stream.write(`\r\x1b[2K${line}`);
+    else this.stream.write(`${line}\n`);
   }
 
   private finishLine(): void {

@@ -1,5 +1,6 @@
 // Text forms of emitted messages, shared by `show` (terminal) and `report` (HTML):
 // an action (chosen / rejected) as readable lines, and a compact one-glance form of prompt messages.
+import { neutralise } from '../io/terminal-text.js';
 import type { EmittedMessage } from '../types.js';
 
 /** A tool call as read back from an emitted message's `tool_calls` JSON string. */
@@ -13,7 +14,7 @@ const TAB = 4;
 
 /**
  * Make text safe and stable to display: CRLF/CR -> LF, tabs expanded to 4-column stops,
- * C0/C1 control characters (ANSI escapes in tool output, NULs, ...) shown as visible symbols.
+ * control characters (ANSI escapes in tool output, NULs, ...) shown as visible symbols (io/terminal-text.ts).
  */
 export function sanitize(s: string): string {
   let text = s.replace(/\r\n?/g, '\n');
@@ -31,13 +32,7 @@ export function sanitize(s: string): string {
       })
       .join('\n');
   }
-  // eslint-disable-next-line no-control-regex
-  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f\u0080-\u009f]/g, (c) => {
-    const code = c.charCodeAt(0);
-    if (code < 0x20) return String.fromCharCode(0x2400 + code);
-    if (code === 0x7f) return '\u2421';
-    return '\ufffd';
-  });
+  return neutralise(text, true);
 }
 
 /** Parse an emitted `tool_calls` value (a JSON string, or an already-parsed list) into calls; null when none. */

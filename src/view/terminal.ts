@@ -5,6 +5,7 @@ import { styleText } from 'node:util';
 import type { PairRow } from '../types.js';
 import { diffTexts, type Range, type TextDiff } from './diff.js';
 import { compactMessage, formatAction } from './format.js';
+import { neutralise } from '../io/terminal-text.js';
 
 export type Layout = 'auto' | 'side' | 'stacked';
 
@@ -444,8 +445,19 @@ function stacked(d: TextDiff, opts: ShowOptions, p: Painter): string[] {
   return out;
 }
 
+/**
+ * The pair with its top-level strings (ids, repo, and anything a hostile file puts where a number
+ * belongs) neutralised for the terminal; messages are sanitised where they are shown (format.ts).
+ */
+function withSafeFields(pair: PairRow): PairRow {
+  const out: Record<string, unknown> = { ...pair };
+  for (const [k, v] of Object.entries(pair)) if (typeof v === 'string') out[k] = neutralise(v);
+  return out as unknown as PairRow;
+}
+
 /** Render one pair. `index` is its 0-based row number in the file. */
-export function renderPair(pair: PairRow, index: number, options: Partial<ShowOptions> = {}): string {
+export function renderPair(row: PairRow, index: number, options: Partial<ShowOptions> = {}): string {
+  const pair = withSafeFields(row);
   const opts: ShowOptions = { ...DEFAULT_SHOW_OPTIONS, ...options };
   opts.width = Math.max(40, Math.floor(opts.width));
   const p = new Painter(opts.color);

@@ -282,6 +282,36 @@ export function tempLeftovers(dir) {
   return readdirSync(dir).filter((f) => /\.tmp-\d+$/.test(f));
 }
 
+/**
+ * The pid of the CLI process (the supervisor's child, src/supervisor.ts) that writes in `dir`: its
+ * temporary outputs carry it. null until one exists.
+ */
+export function cliPidIn(dir) {
+  const m = readdirSync(dir).map((f) => /\.divergence-mine\.tmp-(\d+)$/.exec(f)).find(Boolean);
+  return m ? Number(m[1]) : null;
+}
+
+/** Whether every thread of process `pid` is stopped (SIGSTOP done, not only sent). Linux /proc. */
+export function fullyStopped(pid) {
+  try {
+    return readdirSync(`/proc/${pid}/task`).every((t) => /^State:\s*T/m.test(readFileSync(`/proc/${pid}/task/${t}/status`, 'utf8')));
+  } catch {
+    return false;
+  }
+}
+
+/** Whether `signal` is pending for process `pid` (Linux: the SigPnd / ShdPnd masks of /proc/PID/status). */
+export function signalPending(pid, signal) {
+  const num = { SIGHUP: 1, SIGINT: 2, SIGKILL: 9, SIGTERM: 15 }[signal];
+  let status;
+  try {
+    status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  } catch {
+    return false;
+  }
+  return [...status.matchAll(/^(?:SigPnd|ShdPnd):\s*([0-9a-f]+)$/gm)].some((m) => (BigInt(`0x${m[1]}`) >> BigInt(num - 1)) & 1n);
+}
+
 /** Run `fn` over `items` with at most `limit` at once; results in input order. */
 export async function mapLimit(items, limit, fn) {
   const results = new Array(items.length);

@@ -1,0 +1,143 @@
+// What `divergence-mine mine | merge | report` starts first: a supervisor that runs the real CLI
+// (cli.ts) as a child process and outlives it. A V8 fatal error in any thread (`Fatal JavaScript invalid size error`, a heap out
+// of memory), a native crash or the OOM killer ends the CLI process with no JS left to run; the
+// supervisor then removes the temporary outputs, spill folder and made folders the child listed on
+// its manifest (io/supervision.ts) and prints one internal-error line, exit 1. Otherwise it only
+// waits: stdin and stdout are the child's own (EPIPE is the child's business, as before), signals are
+// passed on, the child's exit code is the exit code. Kept small (no import of the CLI, no work
+// before the spawn) because every run pays for it: one more Node start-up (README "How it works").
+import { spawn } from 'node:child_process';
+import { rmSync, writeSync } from 'node:fs';
+import { constants } from 'node:os';
+import type { Readable } from 'node:stream';
+import { ExitCode } from './errors.js';
+import { removeEmptyFolders } from './io/atomic.js';
+import { CHILD_FD, SUPERVISED_ENV, decodeEntry, type ManifestEntry } from './io/supervision.js';
+import { neutralise } from './io/terminal-text.js';
+
+/**
+ * The commands that write files (temporary outputs, spill folders) run supervised; `show`,
+ * `check-template`, `--help` and `--version` write none and run in the one process, without the
+ * second start-up.
+ */
+const SUPERVISED_COMMANDS = new Set(['mine', 'merge', 'report']);
+
+export function needsSupervisor(args: readonly string[]): boolean {
+  return SUPERVISED_COMMANDS.has(args[0] ?? '');
+}
+
+/** Signals passed on to the child; it cleans up and exits 130 / 143 (SIGHUP: the supervisor's own line, 129). */
+const FORWARDED = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+/** What is kept of the child's fd 2 (only native code writes there): enough for V8's report. */
+const NATIVE_TEXT_LIMIT = 64 * 1024;
+
+/** The paths a manifest still holds after its last line: temp paths and made folders, in the order made. */
+export class Manifest {
+  private readonly open = new Map<string, ManifestEntry>();
+  private rest = '';
+
+  /** Feed a chunk of manifest text (lines may be split across chunks). */
+  add(chunk: string): void {
+    const lines = (this.rest + chunk).split('\n');
+    this.rest = lines.pop()!;
+    for (const line of lines) {
+      const e = decodeEntry(line);
+      if (!e) continue;
+      if (e.op === 'drop') this.open.delete(e.path);
+      else this.open.set(e.path, e);
+    }
+  }
+
+  /** Entries not dropped, in the order they were made. */
+  pending(): ManifestEntry[] {
+    return [...this.open.values()];
+  }
+
+  /** Remove them: temporary paths first (newest first), then the folders made for them. */
+  removeAll(): void {
+    const list = this.pending().reverse();
+    for (const e of list) {
+      if (e.op !== 'temp') continue;
+      try {
+        rmSync(e.path, { recursive: true, force: true });
+      } catch {
+        // Not ours to fix here: a leftover that stays is only disk space (the next run sweeps it).
+      }
+    }
+    for (const e of list) if (e.op === 'folders') removeEmptyFolders(e.path, e.top);
+    this.open.clear();
+  }
+}
+
+/** The line of V8's or Node's fatal report that says what happened, if the child's fd 2 holds one. */
+export function fatalReason(text: string): string | null {
+  const m = /^#? ?(Fatal JavaScript [^\n]*|FATAL ERROR: [^\n]*|Fatal error in [^\n]*\n# [^\n]*|abort: [^\n]*|[^\n]*Assertion failed[^\n]*)/m.exec(text);
+  if (!m) return null;
+  // "Fatal error in , line 0\n# Fatal JavaScript ...": the second line is the one that says something.
+  const line = m[1]!.includes('\n# ') ? m[1]!.split('\n# ')[1]! : m[1]!;
+  const one = neutralise(line.trim());
+  return one.length > 300 ? `${one.slice(0, 300)}…` : one;
+}
+
+/** The one stderr line for a child that died of `signal` (null: it did not). */
+export function deathLine(signal: NodeJS.Signals, nativeText: string): { line: string; code: number } {
+  if (signal === 'SIGINT' || signal === 'SIGTERM' || signal === 'SIGHUP') {
+    return { line: `\ndivergence-mine: interrupted (${signal}); no output written\n`, code: 128 + constants.signals[signal] };
+  }
+  const reason = fatalReason(nativeText);
+  const what = signal === 'SIGKILL' ? 'the process was killed (SIGKILL; the kernel\'s OOM killer sends it when memory runs out)' : `the process died (${signal}${reason ? `: ${reason}` : ''})`;
+  return { line: `divergence-mine: internal error (a bug, please report it): ${what}; temporary files removed, no output written\n`, code: ExitCode.bug };
+}
+
+/** Our own lines go straight to fd 2: no stream to set up (and no change to its blocking mode). */
+function say(text: string): void {
+  try {
+    writeSync(2, text);
+  } catch {
+    // stderr closed: nothing to tell
+  }
+}
+
+/** Run `script` (the CLI) with `args` under supervision; exits this process with the child's code. */
+export function supervise(script: string, args: string[]): void {
+  const child = spawn(process.execPath, [...process.execArgv, script, ...args], {
+    env: { ...process.env, [SUPERVISED_ENV]: '1' },
+    // fd 2: native text; CHILD_FD: 3 our stderr, 4 the manifest, 5 the lifeline (io/supervision.ts).
+    stdio: ['inherit', 'inherit', 'pipe', 2, 'pipe', 'pipe'],
+  });
+  for (const s of FORWARDED) {
+    process.on(s, () => {
+      // The terminal's Ctrl-C reaches the child too (one process group); a second copy is harmless.
+      if (child.exitCode === null && child.signalCode === null) child.kill(s);
+    });
+  }
+  const manifest = new Manifest();
+  const pipes = child.stdio as unknown as (Readable | null)[];
+  const manifestPipe = pipes[CHILD_FD.manifest]!;
+  manifestPipe.setEncoding('utf8');
+  manifestPipe.on('data', (chunk: string) => manifest.add(chunk));
+  let native = '';
+  const nativePipe = child.stderr!;
+  nativePipe.setEncoding('utf8');
+  nativePipe.on('data', (chunk: string) => {
+    // Read on past the limit, so that a writer never blocks on a full pipe.
+    if (native.length < NATIVE_TEXT_LIMIT) native += chunk.slice(0, NATIVE_TEXT_LIMIT - native.length);
+  });
+  pipes[CHILD_FD.lifeline]!.on('error', () => {});
+  child.on('error', (e) => {
+    say(`divergence-mine: internal error (a bug, please report it): cannot start the CLI process (${neutralise(e.message)})\n`);
+    process.exit(ExitCode.bug);
+  });
+  // 'close': the child has exited and every pipe is read to its end (the whole manifest is in).
+  child.on('close', (code, signal) => {
+    manifest.removeAll();
+    if (signal) {
+      const d = deathLine(signal, native);
+      say(d.line);
+      process.exit(d.code);
+    }
+    // A normal exit: anything native code wrote (rare: a Node warning printed natively) is passed on.
+    if (native) say(native);
+    process.exit(code ?? ExitCode.bug);
+  });
+}
