@@ -99,7 +99,8 @@ export function statsDocument(
       skip_bad_rows: options.skipBadRows,
       ...shapeOptions,
     },
-    inputs: inputs.map((f) => ({ path: f.path, kind: f.kind, bytes: f.bytes })),
+    // A Hub file also records its repo, the revision asked, the commit read and its path and etag.
+    inputs: inputs.map((f) => ({ path: f.path, kind: f.kind, bytes: f.bytes, ...(f.source ? { hub: f.source } : {}) })),
     // Only when some row group fell back: other runs write the document they always did.
     ...(run.engineFallback && run.engineFallback.row_groups > 0 ? { engine_fallback: run.engineFallback } : {}),
     ...extra,
@@ -142,7 +143,7 @@ function humanBytes(n: number): string {
 
 /** `recognise` tells the published run's input (docs/mining-contract.md §7.3); tests inject their own. */
 export async function runMine(positional: string[], o: MineCliOptions, recognise: RecognisePublished = isPublishedInput): Promise<void> {
-  const { inputs, plan, options, overrides, pairing } = mineSettings(positional, o);
+  const { inputs, hubSources, plan, options, overrides, pairing } = await mineSettings(positional, o);
   const { layout } = plan;
   const splitNames = ['train', ...plan.specs.map((s) => s.name)];
   const progress = o.quiet ? silentProgress : new StderrProgress();
@@ -312,7 +313,8 @@ export async function runMine(positional: string[], o: MineCliOptions, recognise
   }
   if (o.card) {
     const text = renderCard({
-      argv: argvForCard(['divergence-mine', ...process.argv.slice(2)], [...positional, ...(o.parquet ?? []), ...(o.jsonl ?? [])]),
+      argv: argvForCard(['divergence-mine', ...process.argv.slice(2)], [...positional, ...(o.parquet ?? []), ...(o.jsonl ?? [])], hubSources),
+      ...(hubSources.length > 0 ? { sources: hubSources } : {}),
       contractVersion: CONTRACT_VERSION,
       counters: summary.counters,
       stats: cardStats,

@@ -11,7 +11,7 @@ export interface ProgressSink {
 
 export const silentProgress: ProgressSink = { phase() {}, advance() {}, done() {} };
 
-function duration(s: number): string {
+export function duration(s: number): string {
   if (!Number.isFinite(s)) return '?';
   const m = Math.floor(s / 60);
   return m > 0 ? `${m}m${String(Math.round(s % 60)).padStart(2, '0')}s` : `${s.toFixed(0)}s`;
