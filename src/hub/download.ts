@@ -6,7 +6,7 @@
 // (@huggingface/hub's downloadFileToCacheDir has no resume, no checksum, no progress and no offline
 // mode, and names the snapshot by the file's last commit: hence this module.)
 import { createHash, type Hash } from 'node:crypto';
-import { closeSync, ftruncateSync, openSync, readSync, renameSync, rmSync, statfsSync, statSync, writeSync, chmodSync } from 'node:fs';
+import { closeSync, ftruncateSync, mkdirSync, openSync, readSync, renameSync, rmSync, statfsSync, statSync, writeSync, chmodSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { ExitCode, UserError } from '../errors.js';
 import { etagOf, type RepoCache, type TreeEntry } from './cache.js';
@@ -121,6 +121,7 @@ async function fetchBlob(plan: DownloadPlan, f: WantedFile, cancel: Cancel): Pro
   const blob = cache.blobPath(etag);
   const url = `${s.endpoint}/datasets/${ctx.repo}/resolve/${sha}/${urlPath(f.path)}`;
   const what = `${ctx.what}: ${f.path}`;
+  mkdirSync(dirname(partial), { recursive: true });
   let have = incompleteSize(partial);
   if (have > size) {
     rmSync(partial, { force: true });
@@ -256,7 +257,8 @@ export async function ensureFiles(plan: DownloadPlan, files: readonly WantedFile
   if (missing.length === 0) return;
   checkFreeSpace(cache, missing);
   const total = missing.reduce((n, f) => n + f.entry.size, 0);
-  progress.start(`download ${plan.ctx.repo}`, missing.length, total);
+  // A README's few bytes need no progress line; data files do.
+  if (total >= 16 * 1024) progress.start(`download ${plan.ctx.repo}`, missing.length, total);
   const queue = [...missing];
   const cancel = new AbortController();
   const worker = async () => {

@@ -63,7 +63,7 @@ export class StderrBytes implements ByteProgress {
   note(line: string): void {
     if (this.tty && this.active) this.stream.write('\r\x1b[2K');
     this.stream.write(`divergence-mine: ${line}\n`);
-    if (this.active) this.draw(true);
+    if (this.active && this.tty) this.draw(true);
   }
 
   private line(): string {
