@@ -209,7 +209,11 @@ export async function startHub(spec, opts = {}) {
     if (origin === 'cdn' || path.startsWith('/cdn/')) {
       const f = blobs.get(path.slice('/cdn/'.length));
       if (!f) return error(res, 404, null, 'no such blob');
-      entry.status = await serveBytes(req, res, f, {});
+      // Reached by a relative redirect the answer still carries the Hub's headers (huggingface_hub
+      // follows relative redirects for its HEAD call and reads them from the final answer).
+      const commit = url.searchParams.get('commit');
+      const hubHeaders = origin === 'hub' && commit ? { 'x-repo-commit': commit, 'x-linked-etag': `"${f.lfs.oid}"`, 'x-linked-size': String(f.size), etag: `"${f.oid}"` } : {};
+      entry.status = await serveBytes(req, res, f, hubHeaders);
       return;
     }
     if (faults.rateLimit.count > 0) {
@@ -306,7 +310,8 @@ export async function startHub(spec, opts = {}) {
       const headers = { 'x-repo-commit': c.sha, etag: `"${f.oid}"` };
       if (f.lfs) {
         Object.assign(headers, { 'x-linked-etag': `"${f.lfs.oid}"`, 'x-linked-size': String(f.size) });
-        const loc = faults.cdn === 'other-origin' ? `${cdnBase}/cdn/${f.lfs.oid}?file=${encodeURIComponent(filePath)}` : `/cdn/${f.lfs.oid}?file=${encodeURIComponent(filePath)}`;
+        const q = `?file=${encodeURIComponent(filePath)}&commit=${c.sha}`;
+        const loc = faults.cdn === 'other-origin' ? `${cdnBase}/cdn/${f.lfs.oid}${q}` : `/cdn/${f.lfs.oid}${q}`;
         res.writeHead(302, { ...headers, location: loc, 'content-length': 0 });
         res.end();
         return;
