@@ -101,7 +101,8 @@ describe('data files: the choice of datasets 5.0.1, for every fixture repo, conf
     ['.hidden/*', '', ['.hidden/h.parquet']],
     ['__pycache__/*', '', ['__pycache__/p.parquet']],
     ['*.parquet', 'd', ['d/b.parquet']],
-    ['README.md', '', ['README.md']],
+    // Named, it is no longer ignored, but .md is no data extension (allowed_extensions).
+    ['README.md', '', []],
   ])('resolvePattern(%s, base %j)', (pattern, base, out) => {
     const files = ['a.parquet', 'd/b.parquet', '.hidden/h.parquet', '__pycache__/p.parquet', 'README.md'];
     expect(resolvePattern(files, pattern, base, true)).toEqual(out);

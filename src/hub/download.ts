@@ -200,7 +200,8 @@ async function fetchBlob(plan: DownloadPlan, f: WantedFile, cancel: Cancel): Pro
             }
           } catch (e) {
             if (e instanceof UserError) throw e;
-            throw new Transient(networkReason(e));
+            const why = networkReason(e);
+            throw new Transient(why === 'timed out' ? `no byte for ${s.downloadTimeout} s at byte ${have.toLocaleString('en-US')} of ${size.toLocaleString('en-US')}` : `${why} at byte ${have.toLocaleString('en-US')} of ${size.toLocaleString('en-US')}`);
           }
           if (have < size) throw new Transient(`the connection closed at byte ${have.toLocaleString('en-US')} of ${size.toLocaleString('en-US')}`);
         } finally {
@@ -220,7 +221,7 @@ async function fetchBlob(plan: DownloadPlan, f: WantedFile, cancel: Cancel): Pro
       attempt = have > start ? 1 : attempt + 1;
       if (attempt > MAX_RETRIES) throw unreachable(s, ctx, `${f.path}: ${e.message}, ${MAX_RETRIES} retries without progress; run again to resume`);
       const wait = typeof e.cause === 'number' ? e.cause : backoffSeconds(attempt);
-      progress.note(`${f.path}: ${e.message}; retrying in ${wait} s${have > 0 ? ` from byte ${have.toLocaleString('en-US')}` : ''}`);
+      progress.note(`${f.path}: ${e.message}; retrying in ${wait} s${have > 0 ? ' with a Range request' : ''}`);
       await sleep(wait);
       continue;
     }

@@ -161,7 +161,9 @@ export async function requestOnce(s: HubSettings, url: string, init: RequestInit
 export function networkReason(e: unknown): string {
   const err = e as { name?: string; message?: string; cause?: { code?: string; message?: string } };
   if (err?.name === 'TimeoutError' || err?.name === 'AbortError') return 'timed out';
-  return err?.cause?.code ?? err?.cause?.message ?? err?.message ?? String(e);
+  const code = err?.cause?.code;
+  if (code === 'UND_ERR_SOCKET' || code === 'ECONNRESET' || err?.message === 'terminated') return 'the connection broke';
+  return code ?? err?.cause?.message ?? err?.message ?? String(e);
 }
 
 /**

@@ -81,6 +81,7 @@ export class StderrBytes implements ByteProgress {
   }
 
   private draw(force: boolean): void {
+    if (!this.active) return;
     const now = Date.now();
     if (!force && now - this.lastDraw < this.interval) return;
     this.lastDraw = now;

@@ -91,7 +91,7 @@ export async function resolveHubInput(ref: HubRef, forced: InputKind | null, o: 
       );
     sha = known;
   } else {
-    const info = await resolveRevision(s, { ...ctx, what: `${what}${ref.revision ? '' : `@${revision}`}` }, revision, log);
+    const info = await resolveRevision(s, ctx, revision, log);
     sha = info.sha;
   }
 
