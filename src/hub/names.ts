@@ -125,7 +125,6 @@ export const COMMIT_SHA = /^[0-9a-f]{40}$/;
 export function revisionProblem(rev: string): string | null {
   const why = (w: string) => `revision "${rev}" ${w}`;
   if (rev.length === 0 || rev.length > 255) return why('must be 1 to 255 characters');
-  // eslint-disable-next-line no-control-regex
   if (/[\x00-\x20\x7f~^:?*[\\]/.test(rev)) return why('holds a character a git ref cannot (space, control, ~ ^ : ? * [ \\)');
   if (rev.includes('..') || rev.includes('//') || rev.includes('@{') || rev === '@') return why('is not a valid git ref name');
   if (rev.startsWith('/') || rev.endsWith('/') || rev.endsWith('.')) return why('is not a valid git ref name');
@@ -143,7 +142,6 @@ export function repoPathProblem(path: string): string | null {
   if (path.length === 0 || path.length > 4096) return why('must be 1 to 4096 characters');
   if (path.startsWith('/')) return why('starts with /');
   if (path.includes('\\')) return why('holds a backslash');
-  // eslint-disable-next-line no-control-regex
   if (/[\x00-\x1f\x7f]/.test(path)) return why('holds a control character');
   for (const seg of path.split('/')) {
     if (seg === '') return why('has an empty segment');
