@@ -8,7 +8,7 @@ import { minePairs, type MinedPair, type MineSummary } from '../engine/mine-pair
 import { CONTRACT_VERSION, type MiningOptions } from '../contract/options.js';
 import { openSink, plainLayout, type OutputLayout } from '../dataset/file-output.js';
 import { fingerprintInputs, type Partition } from '../engine/partition.js';
-import { StderrProgress, silentProgress } from '../io/progress.js';
+import { StderrProgress, humanBytes, silentProgress } from '../io/progress.js';
 import type { InputFile } from '../io/inputs.js';
 import { fallbackLine, type EngineFallback } from '../engine/fallback.js';
 import { PUBLISHED_COUNTERS, comparePublished, isPublishedInput, publishedVerdict, usesDefaultOptions, type PublishedComparison, type RecognisePublished } from '../contract/published.js';
@@ -132,13 +132,6 @@ function cardDataFiles(card: string, out: string, plan: TrainPlan, result: Folde
     split,
     path: dataFilesPattern(split, split === 'train' ? result.trainShards : null, ext, dir === '' ? '' : dir),
   }));
-}
-
-function humanBytes(n: number): string {
-  if (n < 1e3) return `${n} B`;
-  if (n < 1e6) return `${(n / 1e3).toFixed(1)} kB`;
-  if (n < 1e9) return `${(n / 1e6).toFixed(1)} MB`;
-  return `${(n / 1e9).toFixed(2)} GB`;
 }
 
 /** `recognise` tells the published run's input (docs/mining-contract.md §7.3); tests inject their own. */

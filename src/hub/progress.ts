@@ -1,13 +1,8 @@
 // Download progress on stderr, in the style of io/progress.ts: a live line on a TTY (bytes, rate, ETA),
 // a plain line every 5 s otherwise, nothing with --quiet.
-import { duration } from '../io/progress.js';
+import { duration, humanBytes } from '../io/progress.js';
 
-export function humanBytes(n: number): string {
-  if (n < 1e3) return `${n} B`;
-  if (n < 1e6) return `${(n / 1e3).toFixed(1)} kB`;
-  if (n < 1e9) return `${(n / 1e6).toFixed(1)} MB`;
-  return `${(n / 1e9).toFixed(2)} GB`;
-}
+export { humanBytes };
 
 export interface ByteProgress {
   start(label: string, files: number, bytes: number): void;
