@@ -136,6 +136,14 @@ describe('the published reproduce line against the stand-in Hub', () => {
     expect(on.code, on.stderr).toBe(0);
     expect(bodyGets()).toBe(0);
     expect(readFileSync(out)).toEqual(readFileSync(local));
+    // An older huggingface_hub (or hf_hub_download alone) writes no trees/<sha>.json: offline, the
+    // snapshot folder is the listing.
+    rmSync(join(cache, FOLDER, 'trees'), { recursive: true });
+    hub.requests.length = 0;
+    const bare = await mine(['--parquet', REPO, '--out', out, '-q', '--force'], env(cache, { HF_HUB_OFFLINE: '1' }));
+    expect(bare.code, bare.stderr).toBe(0);
+    expect(hub.requests).toEqual([]);
+    expect(readFileSync(out)).toEqual(readFileSync(local));
   });
 
   it('offline with a cold cache: one line naming what is missing, exit 3, no output', async () => {
