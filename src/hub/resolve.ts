@@ -6,14 +6,13 @@ import { readFileSync, statSync } from 'node:fs';
 import { ExitCode, UserError } from '../errors.js';
 import { kindByExtension, type InputFile, type InputKind } from '../io/inputs.js';
 import { listTree, pathsInfo, resolveRevision } from './api.js';
-import { RepoCache, cacheRoot, etagOf, type Tree, type TreeEntry } from './cache.js';
+import { RepoCache, cacheRoot, codePointCompare, etagOf, type Tree, type TreeEntry } from './cache.js';
 import { chooseDataFiles } from './data-files.js';
 import { cachedFile, ensureFiles, type WantedFile } from './download.js';
 import { datasetPage, hubSettings, type HubSettings, type RequestContext } from './http.js';
 import { lockKind } from './lock.js';
 import { COMMIT_SHA, DEFAULT_REVISION, globRoot, globToRegExp, hasMagic, hubUri, type HubRef } from './names.js';
 import { StderrBytes, silentBytes, type ByteProgress } from './progress.js';
-import { codePointCompare } from './cache.js';
 
 export interface HubOptions {
   /** `--hub-config`: the config of a bare name (default: the dataset's default config). */
