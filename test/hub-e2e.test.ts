@@ -340,9 +340,30 @@ describe('names, revisions and failures', () => {
     const probe = await startHub({});
     const closed = probe.url;
     await probe.close();
-    const r = await mine(['--parquet', REPO, '--out', out], { ...env(join(root, `down-${n}`)), HF_ENDPOINT: closed, HF_HUB_ETAG_TIMEOUT: '1' });
+    const r = await mine(['--parquet', REPO, '--out', out], { ...env(join(root, `down-${n}`)), HF_ENDPOINT: closed, HF_HUB_ETAG_TIMEOUT: '1', DIVERGENCE_MINE_HUB_RETRIES: '2' });
     expect(r.code).toBe(10);
+    expect(r.stderr).toMatch(/ECONNREFUSED; retrying in 1 s \(1\/2\)\n.*ECONNREFUSED; retrying in 2 s \(2\/2\)\n/);
     expect(r.stderr.trim().split('\n').pop()).toMatch(/the Hub \(http:\/\/127\.0\.0\.1:\d+\) is unreachable \(ECONNREFUSED\); check the network or HF_ENDPOINT, or run from the cache with HF_HUB_OFFLINE=1/);
+    expect(existsSync(out)).toBe(false);
+  }, 60_000);
+
+  it('the Hub unreachable with a warm cache: one attempt, then the cached commit of the revision, as snapshot_download does', async () => {
+    const cache = join(fresh(), 'hub');
+    const out = join(root, `fallback-${n}.jsonl`);
+    expect((await mine(['--parquet', REPO, '--out', out, '-q'], env(cache))).code).toBe(0);
+    const probe = await startHub({});
+    const closed = probe.url;
+    await probe.close();
+    const t0 = Date.now();
+    const r = await mine(['--parquet', REPO, '--out', out, '--force'], { ...env(cache), HF_ENDPOINT: closed });
+    expect(r.code, r.stderr).toBe(0);
+    expect(Date.now() - t0).toBeLessThan(20_000); // no 1+2+4+8+8 s of retries
+    expect(r.stderr).not.toMatch(/retrying/);
+    expect(r.stderr).toContain(`${REPO}: the Hub did not answer; reading the cached commit ${SHA.slice(0, 12)} of main from ${join(cache, FOLDER)} (HF_HUB_OFFLINE=1 skips the Hub)`);
+    expect(readFileSync(out)).toEqual(readFileSync(local));
+    // A revision the cache does not know still fails as before.
+    const other = await mine(['--parquet', `hf://datasets/${REPO}@v9`, '--out', join(root, `fallback-v9-${n}.jsonl`)], { ...env(cache), HF_ENDPOINT: closed, DIVERGENCE_MINE_HUB_RETRIES: '0' });
+    expect(other.code).toBe(10);
   }, 60_000);
 
   it('an unsafe path in the listing is refused before anything is written', async () => {

@@ -10,7 +10,7 @@ import { closeSync, ftruncateSync, mkdirSync, openSync, readSync, renameSync, rm
 import { dirname } from 'node:path';
 import { ExitCode, UserError } from '../errors.js';
 import { etagOf, type RepoCache, type TreeEntry } from './cache.js';
-import { MAX_RETRIES, backoffSeconds, hubHttpError, networkReason, requestOnce, retryAfterSeconds, sleep, unreachable, type HubSettings, type RequestContext } from './http.js';
+import { backoffSeconds, hubHttpError, networkReason, requestOnce, retryAfterSeconds, sleep, unreachable, type HubSettings, type RequestContext } from './http.js';
 import { lockBlob } from './lock.js';
 import { urlPath } from './names.js';
 import { humanBytes, type ByteProgress } from './progress.js';
@@ -219,7 +219,7 @@ async function fetchBlob(plan: DownloadPlan, f: WantedFile, cancel: Cancel): Pro
       if (cancel.signal.aborted) throw new Error('cancelled');
       // A retry that moved forward starts the count again: a bad link may cut a 2 GB file many times.
       attempt = have > start ? 1 : attempt + 1;
-      if (attempt > MAX_RETRIES) throw unreachable(s, ctx, `${f.path}: ${e.message}, ${MAX_RETRIES} retries without progress; run again to resume`);
+      if (attempt > s.retries) throw unreachable(s, ctx, `${f.path}: ${e.message}, ${s.retries} retries without progress; run again to resume`);
       const wait = typeof e.cause === 'number' ? e.cause : backoffSeconds(attempt);
       progress.note(`${f.path}: ${e.message}; retrying in ${wait} s${have > 0 ? ' with a Range request' : ''}`);
       await sleep(wait);

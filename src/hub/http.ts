@@ -19,6 +19,8 @@ export interface HubSettings {
   apiTimeout: number;
   /** Seconds without a byte before a download is retried (HF_HUB_DOWNLOAD_TIMEOUT, default 10). */
   downloadTimeout: number;
+  /** Retries of a failed request or a download that made no progress (DIVERGENCE_MINE_HUB_RETRIES, default 5). */
+  retries: number;
 }
 
 const TRUE = new Set(['1', 'ON', 'YES', 'TRUE']);
@@ -26,6 +28,12 @@ const TRUE = new Set(['1', 'ON', 'YES', 'TRUE']);
 function positiveSeconds(v: string | undefined, fallback: number): number {
   const n = Number(v);
   return v !== undefined && v.trim() !== '' && Number.isFinite(n) && n > 0 ? n : fallback;
+}
+
+/** DIVERGENCE_MINE_HUB_RETRIES: a whole number 0..20, else the default (huggingface_hub's http_backoff: 5). */
+function retryCount(v: string | undefined): number {
+  const n = Number(v);
+  return v !== undefined && /^\d+$/.test(v.trim()) && n <= 20 ? n : DEFAULT_RETRIES;
 }
 
 /** The Hub settings from the environment, read the way huggingface_hub's constants.py reads them. */
@@ -55,6 +63,7 @@ export function hubSettings(env: NodeJS.ProcessEnv = process.env): HubSettings {
     offline: TRUE.has((env.HF_HUB_OFFLINE || env.TRANSFORMERS_OFFLINE || '').toUpperCase()),
     apiTimeout: positiveSeconds(env.HF_HUB_ETAG_TIMEOUT, 10),
     downloadTimeout: positiveSeconds(env.HF_HUB_DOWNLOAD_TIMEOUT, 10),
+    retries: retryCount(env.DIVERGENCE_MINE_HUB_RETRIES),
   };
 }
 
@@ -109,7 +118,7 @@ export function backoffSeconds(attempt: number): number {
   return Math.min(8, 2 ** (attempt - 1));
 }
 
-export const MAX_RETRIES = 5;
+export const DEFAULT_RETRIES = 5;
 const RETRY_STATUS = new Set([429, 500, 502, 503, 504]);
 const MAX_REDIRECTS = 10;
 
@@ -186,16 +195,16 @@ export function apiFetch(s: HubSettings, ctx: RequestContext, log?: (line: strin
         if (r.response.ok) return r.response;
       } catch (e) {
         if (e instanceof UserError) throw e;
-        if (attempt > MAX_RETRIES) throw unreachable(s, ctx, networkReason(e));
-        log?.(`${ctx.what}: ${networkReason(e)}; retrying in ${backoffSeconds(attempt)} s (${attempt}/${MAX_RETRIES})`);
+        if (attempt > s.retries) throw unreachable(s, ctx, networkReason(e));
+        log?.(`${ctx.what}: ${networkReason(e)}; retrying in ${backoffSeconds(attempt)} s (${attempt}/${s.retries})`);
         await sleep(backoffSeconds(attempt));
         continue;
       }
       const status = r.response.status;
-      if (RETRY_STATUS.has(status) && attempt <= MAX_RETRIES) {
+      if (RETRY_STATUS.has(status) && attempt <= s.retries) {
         const wait = retryAfterSeconds(r.response.headers.get('retry-after')) ?? backoffSeconds(attempt);
         await r.response.body?.cancel();
-        log?.(`${ctx.what}: the Hub answered HTTP ${status}; retrying in ${wait} s (${attempt}/${MAX_RETRIES})`);
+        log?.(`${ctx.what}: the Hub answered HTTP ${status}; retrying in ${wait} s (${attempt}/${s.retries})`);
         await sleep(wait);
         continue;
       }

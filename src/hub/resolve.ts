@@ -71,7 +71,7 @@ function parquetBranchFiles(paths: string[], o: HubOptions, what: string): { con
 /** Resolve one Hub input to local files in the cache. */
 export async function resolveHubInput(ref: HubRef, forced: InputKind | null, o: HubOptions): Promise<HubResolution> {
   const env = o.env ?? process.env;
-  const s: HubSettings = hubSettings(env);
+  let s: HubSettings = hubSettings(env);
   const cache = new RepoCache(cacheRoot(env), ref.repo);
   const revision = ref.revision ?? DEFAULT_REVISION;
   const what = ref.raw;
@@ -90,8 +90,18 @@ export async function resolveHubInput(ref: HubRef, forced: InputKind | null, o: 
       );
     sha = known;
   } else {
-    const info = await resolveRevision(s, ctx, revision, log);
-    sha = info.sha;
+    // As huggingface_hub's snapshot_download: when the Hub cannot answer (no connection, a timeout, a
+    // 5xx) and the cache knows the revision, run from the cache. With a cached answer to fall back on,
+    // the revision is asked once, without retries, so a machine without network does not wait.
+    const cached = COMMIT_SHA.test(revision) ? (cache.listSnapshot(revision) ? revision : null) : cache.readRef(revision);
+    try {
+      sha = (await resolveRevision(cached ? { ...s, retries: 0 } : s, ctx, revision, log)).sha;
+    } catch (e) {
+      if (!(cached && e instanceof UserError && e.exitCode === ExitCode.hub)) throw e;
+      log(`${what}: the Hub did not answer; reading the cached commit ${cached.slice(0, 12)} of ${revision} from ${cache.folder} (HF_HUB_OFFLINE=1 skips the Hub)`);
+      s = { ...s, offline: true };
+      sha = cached;
+    }
   }
 
   // 2. The listing at that commit: the cached one (immutable), else the Hub's, else (offline) the snapshot folder.
