@@ -94,3 +94,21 @@ describe('a dictionary of 10 M entries, most unused: read like the base file on 
     expect(r.maxRssKiB).toBeLessThan(RSS_LIMIT_KIB);
   }, 120_000);
 });
+
+describe("a DuckDB error is one line: its first (DuckDB adds paragraphs of advice)", () => {
+  it('an out-of-memory error from a real DuckDB instance', async () => {
+    const { DuckDBInstance } = await import('@duckdb/node-api');
+    const { asDecoderError, DecoderError } = await import('../src/errors.js');
+    const conn = await (await DuckDBInstance.create(':memory:', { threads: '1', memory_limit: '8MB' })).connect();
+    let raw: unknown;
+    try {
+      await conn.runAndReadAll("SELECT string_agg(repeat('x', 1000), '') FROM range(100000)");
+    } catch (e) {
+      raw = e;
+    }
+    expect((raw as Error).message).toContain('\n');
+    const d = asDecoderError(raw);
+    expect(d).toBeInstanceOf(DecoderError);
+    expect((d as Error).message).toMatch(/^Out of Memory Error: failed to allocate data of size [^\n]+\)$/);
+  });
+});

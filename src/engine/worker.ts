@@ -63,7 +63,7 @@ async function wasmLibs() {
  * (reader.ts checkPageHeaders): page headers (declared sizes against what the values can take,
  * dictionary sizes), the value lengths of pages larger than the longest string, and the levels
  * (both readers take a definition level above its maximum for a value or a null: rows that are not
- * in the file). The levels cost about 0.3 CPU-s per 150 MB file (bench/README.md).
+ * in the file). The levels cost about 0.3 CPU-s per 150 MB file (README, "Engines and hostile files").
  */
 const PAGE_CHECKS = { levels: true };
 const { spillPath, spillIndex } = workerData as { spillPath: string; spillIndex: number };
