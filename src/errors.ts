@@ -41,10 +41,14 @@ export class DecoderError extends Error {
   }
 }
 
-/** `e` as a DecoderError, unless it already says what it is (a UserError, a wasm trap). */
+/**
+ * `e` as a DecoderError, unless it already says what it is (a UserError, a wasm trap). Only its
+ * first line: errors are one line, and DuckDB's add paragraphs of advice ("Possible solutions: ...").
+ */
 export function asDecoderError(e: unknown): unknown {
   if (e instanceof UserError || e instanceof DecoderError || (e instanceof Error && e.name === 'RuntimeError')) return e;
-  return new DecoderError(e instanceof Error ? e.message : String(e));
+  const text = e instanceof Error ? e.message : String(e);
+  return new DecoderError(text.trim().split('\n')[0]!.trim());
 }
 
 /** A RangeError of V8's string limit (a value longer than about 512 MiB of text). */

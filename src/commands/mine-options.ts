@@ -151,7 +151,7 @@ export function mineCommand(program: Command): Command {
     .addOption(
       new Option(
         '--engine <engine>',
-        'parquet reader: js (own streaming page reader, zstd via the optional zstd-napi addon or pure JS; falls back to wasm per row group for encodings it lacks), wasm (parquet-wasm, no native code) or duckdb (native, needs the optional @duckdb/node-api)',
+        'parquet reader: js (own streaming page reader, zstd via the optional zstd-napi addon or pure JS; falls back to wasm per row group for encodings it lacks), wasm (parquet-wasm) or duckdb (native, needs the optional @duckdb/node-api); before wasm or duckdb reads a row group, our reader checks its page headers and levels',
       )
         .choices(['js', 'wasm', 'duckdb'])
         .default('js'),
