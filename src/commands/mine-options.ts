@@ -6,7 +6,6 @@ import { ExitCode, UserError } from '../errors.js';
 import type { Engine } from '../engine/protocol.js';
 import { CONTRACT_VERSION, DEFAULT_OPTIONS, type MiningOptions } from '../contract/options.js';
 import { outputFormat, type OutputFormat, type OutputLayout } from '../dataset/file-output.js';
-import { parsePartition, type Partition } from '../engine/partition.js';
 import { resolveInputs, type InputFile } from '../io/inputs.js';
 import type { Sharding } from '../dataset/folder-output.js';
 import { parseByteSize, parseSplitSpecs, type SplitBy, type SplitSpec } from '../dataset/split.js';
@@ -15,6 +14,8 @@ import { SCHEMAS, SOURCE_NAMES, SOURCES, instancePattern, type SchemaName, type 
 import { checkOutputPath } from '../io/atomic.js';
 import { DEFAULT_TREE_OPTIONS, type TreeOptions } from '../pairing/tree.js';
 import type { ExitStatusFilter } from '../pairing/exit-status.js';
+import type { Env, PartitionRequest } from '../cluster/scheduler-env.js';
+import { partitionArg, resolvePartitionOptions, type RunPartition } from './partition-options.js';
 
 export function intArg(min: number) {
   return (v: string): number => {
@@ -74,7 +75,8 @@ export interface MineCliOptions {
   quiet: boolean;
   workers: number;
   force: boolean;
-  partition?: Partition;
+  /** As given: i/N, or auto (resolved by mineSettings into MineSettings.partition). */
+  partition?: PartitionRequest;
   /** Training output: see src/shapes/ and src/dataset/. */
   shape?: 'published' | 'trl' | 'sft' | 'kto';
   arguments?: ArgumentsMode;
@@ -151,7 +153,11 @@ export function mineCommand(program: Command): Command {
         .choices(['js', 'wasm', 'duckdb'])
         .default('js'),
     )
-    .option('--partition <i/N>', 'only instances with uint64(SHA-256(instance_id)[0..8]) mod N = i; combine parts with `merge`', parsePartition)
+    .option(
+      '--partition <i/N|auto|auto/N>',
+      'only instances with uint64(SHA-256(instance_id)[0..8]) mod N = i; combine parts with `merge`. auto: i and N from the scheduler (Slurm job array, AWS Batch array job), auto/N: i from the scheduler and N given (Kubernetes Indexed Job); --out and --stats may then hold {i} and {N}',
+      partitionArg,
+    )
     .optionsGroup('Pairing (docs/tree-pairing.md):')
     .addOption(
       new Option('--pairing <pairing>', "contract: the contract's sampled lockstep walk; tree: a prefix tree over every labelled attempt of an instance, pairs between branches whose values (resolved share) differ")
@@ -225,6 +231,9 @@ Examples:
   $ divergence-mine mine --parquet trajectories.parquet --pairing tree --shape kto --out kto.parquet
   $ divergence-mine mine --parquet 'SWE-agent-trajectories/data/*.parquet' --out pairs.jsonl   # detected: swe-agent
   $ divergence-mine mine --parquet open-swe-traces/ --pair-within metadata.teacher_model.name --out pairs.jsonl
+  $ sbatch --array=0-7 --wrap 'divergence-mine mine --parquet t.parquet --partition auto \
+        --out parts/part-{i}-of-{N}.jsonl --stats parts/part-{i}-of-{N}.stats.json'   # one Slurm task per part
+  $ divergence-mine mine --parquet t.parquet --partition auto/8 --out parts/part-{i}.jsonl   # Kubernetes, 8 completions
 
 Exit codes: 0 ok, 2 usage, 3 missing input, 4 not parquet, 5 corrupt input, 6 schema, 7 bad value,
 8 output path, 130/143 interrupted. See README "Errors and exit codes".
@@ -242,6 +251,13 @@ export interface MineSettings {
   overrides: SchemaOverrides;
   /** `--pairing tree` and the exit-status filters (null: the contract's walk, no filter). */
   pairing: PairingPlan;
+  /** `--partition`, resolved (auto: from the scheduler's environment); null for a whole run. */
+  partition: RunPartition | null;
+  /** The options with `{i}` and `{N}` of --out and --stats replaced: the paths this run writes. */
+  cli: MineCliOptions;
+  /** Where --partition auto found the partition, and warnings about it, for stderr. */
+  partitionNote: string | null;
+  partitionWarnings: string[];
 }
 
 export interface PairingPlan {
@@ -277,8 +293,12 @@ function pairingPlan(o: MineCliOptions): PairingPlan {
   };
 }
 
-/** Resolve the inputs and check every option and output path, in this order, before any work starts. */
-export function mineSettings(positional: string[], o: MineCliOptions): MineSettings {
+/**
+ * Resolve --partition and the output paths' placeholders, the inputs, and check every option and
+ * output path, in this order, before any work starts. `env` is where --partition auto looks.
+ */
+export function mineSettings(positional: string[], given: MineCliOptions, env: Env = process.env): MineSettings {
+  const { cli: o, partition, note, warnings } = resolvePartitionOptions(given, env);
   const inputs = [
     ...resolveInputs(o.parquet ?? [], 'parquet'),
     ...resolveInputs(o.jsonl ?? [], 'jsonl'),
@@ -310,7 +330,7 @@ export function mineSettings(positional: string[], o: MineCliOptions): MineSetti
   };
   if (o.instanceFromId !== undefined) instancePattern(o.instanceFromId);
   if (o.pairWithin !== undefined && o.pairWithin.length === 0) throw new UserError('--pair-within: no column named', ExitCode.usage);
-  return { inputs, plan, options, overrides, pairing: pairingPlan(o) };
+  return { inputs, plan, options, overrides, pairing: pairingPlan(o), partition, cli: o, partitionNote: note, partitionWarnings: warnings };
 }
 
 /** The training-output part of the command line, checked before any work starts. */
