@@ -231,9 +231,10 @@ Examples:
   $ divergence-mine mine --parquet trajectories.parquet --pairing tree --shape kto --out kto.parquet
   $ divergence-mine mine --parquet 'SWE-agent-trajectories/data/*.parquet' --out pairs.jsonl   # detected: swe-agent
   $ divergence-mine mine --parquet open-swe-traces/ --pair-within metadata.teacher_model.name --out pairs.jsonl
-  $ sbatch --array=0-7 --wrap 'divergence-mine mine --parquet t.parquet --partition auto \
-        --out parts/part-{i}-of-{N}.jsonl --stats parts/part-{i}-of-{N}.stats.json'   # one Slurm task per part
-  $ divergence-mine mine --parquet t.parquet --partition auto/8 --out parts/part-{i}.jsonl   # Kubernetes, 8 completions
+  $ mkdir -p parts && sbatch --array=0-7 --wrap 'divergence-mine mine --parquet t.parquet --partition auto \\
+        --out parts/part-{i}-of-{N}.jsonl --stats parts/part-{i}-of-{N}.stats.json'   # Slurm: 8 tasks, one command line
+  $ divergence-mine mine --parquet t.parquet --partition auto/8 --out parts/part-{i}.jsonl   # a pod of a Kubernetes Indexed Job of 8
+  $ divergence-mine merge parts/ --out pairs.jsonl   # after all tasks; README "On a cluster"
 
 Exit codes: 0 ok, 2 usage, 3 missing input, 4 not parquet, 5 corrupt input, 6 schema, 7 bad value,
 8 output path, 130/143 interrupted. See README "Errors and exit codes".
