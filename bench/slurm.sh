@@ -216,6 +216,9 @@ EOF
     st="$(job_state "$mjid")"
     [ "$st" = COMPLETED ] || die "N=$n: merge job $mjid ended $st; see $run/logs/"
     cmp "$out" "$run/single.jsonl" || die "N=$n: merged output differs from the single run"
+    node -e 'const [a, b] = process.argv.slice(1).map((f) => JSON.stringify(JSON.parse(require("fs").readFileSync(f, "utf8")).counters));
+      if (a !== b) { console.error("counters differ: " + a + " vs " + b); process.exit(1); }' "$run/single.stats.json" "${out%.*}.stats.json" ||
+      die "N=$n: the merged counters differ from the single run's"
     local i walls='' rsss='' w r mw mr first last
     for i in $(seq 0 $((n - 1))); do
       read -r w r _ < <(time_fields "$times/${jid}_$i.time")
