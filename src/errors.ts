@@ -13,6 +13,8 @@ export const ExitCode = {
   badValue: 7,
   output: 8,
   templateFailures: 9,
+  /** The Hugging Face Hub unreachable, a download that failed after its retries, or an answer that cannot be trusted. */
+  hub: 10,
   sigint: 130,
   sigterm: 143,
 } as const;

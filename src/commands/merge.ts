@@ -85,6 +85,17 @@ export function checkCompatible(parts: PartStats[]): number {
       );
     }
   }
+  // Hub inputs: every part must have read the same commit (a branch may move between the parts' starts).
+  const hubOf = (d: PartStats['doc']) => d.inputs.map((i) => ('hub' in i && i.hub ? `${i.hub.repo}@${i.hub.commit}/${i.hub.path}` : null));
+  for (const p of parts) {
+    const a = JSON.stringify(hubOf(p.doc));
+    const b = JSON.stringify(hubOf(first.doc));
+    if (a !== b)
+      throw new UserError(
+        `${p.path}: read other Hub files or commits than ${first.path} (${a} vs ${b}); refusing to merge (pin the revision: hf://datasets/OWNER/NAME@SHA)`,
+        ExitCode.usage,
+      );
+  }
   same('input fingerprint', (d) => d.input_fingerprint);
   same('options', (d) => d.options);
   same('shape', (d) => d.shape);

@@ -6,7 +6,9 @@ import { ExitCode, UserError } from '../errors.js';
 import type { Engine } from '../engine/protocol.js';
 import { CONTRACT_VERSION, DEFAULT_OPTIONS, type MiningOptions } from '../contract/options.js';
 import { outputFormat, type OutputFormat, type OutputLayout } from '../dataset/file-output.js';
-import { resolveInputs, type InputFile } from '../io/inputs.js';
+import type { InputFile } from '../io/inputs.js';
+import { hasHubInputs, parseInputs, resolveRequest } from '../hub/inputs.js';
+import type { HubSource } from '../hub/resolve.js';
 import type { Sharding } from '../dataset/folder-output.js';
 import { parseByteSize, parseSplitSpecs, type SplitBy, type SplitSpec } from '../dataset/split.js';
 import type { ArgumentsMode } from '../shapes/trl.js';
@@ -113,6 +115,9 @@ export interface MineCliOptions {
   rejectedExitStatus?: string[];
   excludeExitStatus?: string[];
   ktoThreshold?: number;
+  /** Hub datasets (src/hub/): the config and split of a bare OWNER/NAME. */
+  hubConfig?: string;
+  hubSplit?: string;
 }
 
 /** `--prompt-window`: a number of messages, or `auto` (fit --max-length by tokens). */
@@ -131,9 +136,9 @@ export function mineCommand(program: Command): Command {
         'canonical action signatures and emit one preference pair at the first diverging assistant action ' +
         `(mining contract v${CONTRACT_VERSION}). Prints every filter's count when done.`,
     )
-    .argument('[inputs...]', 'input files by extension (.parquet, .jsonl, .jsonl.gz), folders or globs')
-    .option('--parquet <path>', 'parquet input: a file, a folder (every *.parquet below it, sorted) or a glob; repeatable', collect)
-    .option('--jsonl <path>', 'JSONL input (.jsonl or .jsonl.gz, one row per line as `datasets` exports it); repeatable', collect)
+    .argument('[inputs...]', 'input files by extension (.parquet, .jsonl, .jsonl.gz), folders, globs, or Hub datasets (OWNER/NAME, hf://datasets/...)')
+    .option('--parquet <path>', 'parquet input: a file, a folder (every *.parquet below it, sorted), a glob, or a Hub dataset OWNER/NAME or hf://datasets/OWNER/NAME[@REV][/PATH-OR-GLOB]; repeatable', collect)
+    .option('--jsonl <path>', 'JSONL input (.jsonl or .jsonl.gz, one row per line as `datasets` exports it), local or on the Hub; repeatable', collect)
     .requiredOption('-o, --out <path>', 'output: *.jsonl, *.parquet, or - for JSONL on stdout (a folder with --split / --shards)')
     .option('--stats <file>', 'also write the counters, options and inputs as JSON')
     .option('--max-per-side <n>', 'trajectories kept per instance and side, by SHA-256 rank', intArg(1), d.maxPerSide)
@@ -158,6 +163,9 @@ export function mineCommand(program: Command): Command {
       'only instances with uint64(SHA-256(instance_id)[0..8]) mod N = i; combine parts with `merge`. auto: i and N from the scheduler (Slurm job array, AWS Batch array job), auto/N: i from the scheduler and N given (Kubernetes Indexed Job); --out and --stats may then hold {i} and {N}',
       partitionArg,
     )
+    .optionsGroup('Hub datasets (OWNER/NAME, hf://datasets/OWNER/NAME[@REV][/PATH-OR-GLOB]):')
+    .option('--hub-config <name>', "the config of a bare dataset name (default: the dataset's default config, as `datasets` picks it)")
+    .option('--hub-split <name>', 'the split of a bare dataset name (default: train); not the output --split')
     .optionsGroup('Pairing (docs/tree-pairing.md):')
     .addOption(
       new Option('--pairing <pairing>', "contract: the contract's sampled lockstep walk; tree: a prefix tree over every labelled attempt of an instance, pairs between branches whose values (resolved share) differ")
@@ -218,6 +226,11 @@ export function mineCommand(program: Command): Command {
       'after',
       `
 Examples:
+  $ divergence-mine mine --parquet nebius/SWE-rebench-openhands-trajectories --out pairs.jsonl
+        # downloads trajectories.parquet (2.08 GB) once into the Hugging Face cache (HF_HUB_CACHE,
+        # else ~/.cache/huggingface/hub), shared with datasets and huggingface-cli
+  $ divergence-mine mine --parquet hf://datasets/nebius/SWE-rebench-openhands-trajectories@REV/trajectories.parquet --out pairs.jsonl
+  $ HF_HUB_OFFLINE=1 divergence-mine mine --parquet nebius/SWE-rebench-openhands-trajectories --out pairs.jsonl   # from the cache, no request
   $ divergence-mine mine --parquet trajectories.parquet --out pairs.jsonl --stats stats.json
   $ divergence-mine mine --parquet 'data/*.parquet' --out pairs.parquet --seed 1
   $ divergence-mine mine rows.jsonl.gz --out - | head -n 1
@@ -236,8 +249,11 @@ Examples:
   $ divergence-mine mine --parquet t.parquet --partition auto/8 --out parts/part-{i}.jsonl   # a pod of a Kubernetes Indexed Job of 8
   $ divergence-mine merge parts/ --out pairs.jsonl   # after all tasks; README "On a cluster"
 
+Hub: HF_TOKEN (else the token of \`huggingface-cli login\`) is sent to HF_ENDPOINT's host only;
+HF_HUB_OFFLINE=1 runs from the cache without any request.
+
 Exit codes: 0 ok, 2 usage, 3 missing input, 4 not parquet, 5 corrupt input, 6 schema, 7 bad value,
-8 output path, 130/143 interrupted. See README "Errors and exit codes".
+8 output path, 10 Hub unreachable or download failed, 130/143 interrupted. See README "Errors and exit codes".
 
 The rules (normalisation, keys, sampling, filters, counters): docs/mining-contract.md,
 contract version ${CONTRACT_VERSION}; cite a rule as "docs/mining-contract.md §5.3".`,
@@ -247,6 +263,8 @@ contract version ${CONTRACT_VERSION}; cite a rule as "docs/mining-contract.md §
 /** A checked command line: the inputs, the contract's options, the output plan and the schema overrides. */
 export interface MineSettings {
   inputs: InputFile[];
+  /** The Hub datasets among the inputs (empty for local files only). */
+  hubSources: HubSource[];
   plan: TrainPlan;
   options: MiningOptions;
   overrides: SchemaOverrides;
@@ -296,16 +314,19 @@ function pairingPlan(o: MineCliOptions): PairingPlan {
 
 /**
  * Resolve --partition and the output paths' placeholders, the inputs, and check every option and
- * output path, in this order, before any work starts. `env` is where --partition auto looks.
+ * output path, in this order, before any work starts; Hub datasets are fetched last, once everything
+ * else is known to be right. `env` is where --partition auto looks.
  */
-export function mineSettings(positional: string[], given: MineCliOptions, env: Env = process.env): MineSettings {
+export async function mineSettings(positional: string[], given: MineCliOptions, env: Env = process.env): Promise<MineSettings> {
   const { cli: o, partition, note, warnings } = resolvePartitionOptions(given, env);
-  const inputs = [
-    ...resolveInputs(o.parquet ?? [], 'parquet'),
-    ...resolveInputs(o.jsonl ?? [], 'jsonl'),
-    ...resolveInputs(positional, null),
-  ];
-  if (inputs.length === 0) throw new UserError('no input: give --parquet <path>, --jsonl <path> or input files', ExitCode.usage);
+  const request = parseInputs([
+    { args: o.parquet ?? [], forced: 'parquet' },
+    { args: o.jsonl ?? [], forced: 'jsonl' },
+    { args: positional, forced: null },
+  ]);
+  if (request.items.length === 0) throw new UserError('no input: give --parquet <path>, --jsonl <path> or input files', ExitCode.usage);
+  if ((o.hubConfig !== undefined || o.hubSplit !== undefined) && !hasHubInputs(request))
+    throw new UserError('--hub-config and --hub-split choose the files of a Hub dataset: give OWNER/NAME or hf://datasets/OWNER/NAME', ExitCode.usage);
   const plan = trainPlan(o);
   if (!plan.folder && o.out !== '-') checkOutputPath(o.out, o.force);
   // Like a folder --out, --stats and --card may name folders that do not exist yet (made at the end).
@@ -331,7 +352,10 @@ export function mineSettings(positional: string[], given: MineCliOptions, env: E
   };
   if (o.instanceFromId !== undefined) instancePattern(o.instanceFromId);
   if (o.pairWithin !== undefined && o.pairWithin.length === 0) throw new UserError('--pair-within: no column named', ExitCode.usage);
-  return { inputs, plan, options, overrides, pairing: pairingPlan(o), partition, cli: o, partitionNote: note, partitionWarnings: warnings };
+  const pairing = pairingPlan(o);
+  if (!o.quiet) for (const n of request.notes) process.stderr.write(`divergence-mine: ${n}\n`);
+  const { inputs, sources } = await resolveRequest(request, { config: o.hubConfig ?? null, split: o.hubSplit ?? null, quiet: o.quiet });
+  return { inputs, hubSources: sources, plan, options, overrides, pairing, partition, cli: o, partitionNote: note, partitionWarnings: warnings };
 }
 
 /** The training-output part of the command line, checked before any work starts. */

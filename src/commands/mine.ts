@@ -8,7 +8,7 @@ import { minePairs, type MinedPair, type MineSummary } from '../engine/mine-pair
 import { CONTRACT_VERSION, type MiningOptions } from '../contract/options.js';
 import { openSink, plainLayout, type OutputLayout } from '../dataset/file-output.js';
 import { fingerprintInputs, type Partition } from '../engine/partition.js';
-import { StderrProgress, silentProgress } from '../io/progress.js';
+import { StderrProgress, humanBytes, silentProgress } from '../io/progress.js';
 import type { InputFile } from '../io/inputs.js';
 import { fallbackLine, type EngineFallback } from '../engine/fallback.js';
 import { PUBLISHED_COUNTERS, comparePublished, isPublishedInput, publishedVerdict, usesDefaultOptions, type PublishedComparison, type RecognisePublished } from '../contract/published.js';
@@ -102,7 +102,8 @@ export function statsDocument(
       skip_bad_rows: options.skipBadRows,
       ...shapeOptions,
     },
-    inputs: inputs.map((f) => ({ path: f.path, kind: f.kind, bytes: f.bytes })),
+    // A Hub file also records its repo, the revision asked, the commit read and its path and etag.
+    inputs: inputs.map((f) => ({ path: f.path, kind: f.kind, bytes: f.bytes, ...(f.source ? { hub: f.source } : {}) })),
     // Only when some row group fell back: other runs write the document they always did.
     ...(run.engineFallback && run.engineFallback.row_groups > 0 ? { engine_fallback: run.engineFallback } : {}),
     ...extra,
@@ -136,18 +137,11 @@ function cardDataFiles(card: string, out: string, plan: TrainPlan, result: Folde
   }));
 }
 
-function humanBytes(n: number): string {
-  if (n < 1e3) return `${n} B`;
-  if (n < 1e6) return `${(n / 1e3).toFixed(1)} kB`;
-  if (n < 1e9) return `${(n / 1e6).toFixed(1)} MB`;
-  return `${(n / 1e9).toFixed(2)} GB`;
-}
-
 /** `recognise` tells the published run's input (docs/mining-contract.md §7.3); tests inject their own. */
 export async function runMine(positional: string[], given: MineCliOptions, recognise: RecognisePublished = isPublishedInput): Promise<void> {
-  const settings = mineSettings(positional, given);
+  const settings = await mineSettings(positional, given);
   // From here on the options name the paths this run writes ({i} and {N} replaced).
-  const { inputs, plan, options, overrides, pairing, partition, cli: o } = settings;
+  const { inputs, hubSources, plan, options, overrides, pairing, partition, cli: o } = settings;
   for (const w of settings.partitionWarnings) process.stderr.write(`divergence-mine: warning: ${w}\n`);
   if (settings.partitionNote && !o.quiet) process.stderr.write(`divergence-mine: ${settings.partitionNote}\n`);
   const { layout } = plan;
@@ -319,7 +313,8 @@ export async function runMine(positional: string[], given: MineCliOptions, recog
   }
   if (o.card) {
     const text = renderCard({
-      argv: argvForCard(['divergence-mine', ...process.argv.slice(2)], [...positional, ...(o.parquet ?? []), ...(o.jsonl ?? [])]),
+      argv: argvForCard(['divergence-mine', ...process.argv.slice(2)], [...positional, ...(o.parquet ?? []), ...(o.jsonl ?? [])], hubSources),
+      ...(hubSources.length > 0 ? { sources: hubSources } : {}),
       contractVersion: CONTRACT_VERSION,
       counters: summary.counters,
       stats: cardStats,
