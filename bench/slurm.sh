@@ -6,6 +6,7 @@
 #
 #   bash bench/slurm.sh up                        install, write a private slurm.conf, start munged, slurmctld, slurmd
 #   bash bench/slurm.sh run FILE.parquet [N ...]  the single run, then per N (default 1 2 4): N tasks + merge, cmp
+#   bash bench/slurm.sh hub FILE.parquet [N]      N tasks (default 4) reading FILE from a stand-in Hub by name, one shared cache
 #   bash bench/slurm.sh env SPEC [SPEC ...]       the SLURM_ARRAY_* variables of tasks of `sbatch --array=SPEC`, as JSON
 #   bash bench/slurm.sh down                      stop the daemons this script started
 #   bash bench/slurm.sh all FILE.parquet [N ...]  up, run, down
@@ -155,6 +156,37 @@ cmd_env() {
   rm -rf "$dir"
 }
 
+# The command the job scripts run (DIVERGENCE_MINE) in run folder $1: the CLI ($2) under
+# /usr/bin/time -v, with start and end stamps, all in $1/times.
+write_timed() {
+  local run="$1" bin="$2" times="$1/times"
+  cat >"$run/divergence-mine-timed" <<EOF
+#!/usr/bin/env bash
+tag="\${SLURM_ARRAY_JOB_ID:+\${SLURM_ARRAY_JOB_ID}_\${SLURM_ARRAY_TASK_ID}}"
+tag="\${tag:-\${SLURM_JOB_ID:-local}}"
+date +%s.%N >"$times/\$tag.start"
+/usr/bin/time -v -o "$times/\$tag.time" node "$bin" "\$@"
+rc=\$?
+date +%s.%N >"$times/\$tag.end"
+exit \$rc
+EOF
+  chmod +x "$run/divergence-mine-timed"
+}
+
+# After array job $1 and merge job $2 (of N = $3): both COMPLETED, the merged output $4 cmp-identical to
+# $5 (the single run's) and its stats' counters equal to those of $6.
+check_merged() {
+  local jid="$1" mjid="$2" n="$3" out="$4" single="$5" single_stats="$6" st
+  st="$(job_state "$jid")"
+  [ "$st" = COMPLETED ] || die "N=$n: array job $jid ended $st; see the logs"
+  st="$(job_state "$mjid")"
+  [ "$st" = COMPLETED ] || die "N=$n: merge job $mjid ended $st; see the logs"
+  cmp "$out" "$single" || die "N=$n: merged output differs from the single run"
+  node -e 'const [a, b] = process.argv.slice(1).map((f) => JSON.stringify(JSON.parse(require("fs").readFileSync(f, "utf8")).counters));
+    if (a !== b) { console.error("counters differ: " + a + " vs " + b); process.exit(1); }' "$single_stats" "${out%.*}.stats.json" ||
+    die "N=$n: the merged counters differ from the single run's"
+}
+
 cmd_run() {
   [ $# -ge 1 ] || die "usage: bench/slurm.sh run FILE.parquet [N ...]"
   local input ns cpus run times bin
@@ -169,18 +201,7 @@ cmd_run() {
   mkdir -p "$times" "$run/logs"
   bin="$ROOT/bin/divergence-mine"
   [ -f "$ROOT/dist/cli.js" ] || die "no build: run npm run build first"
-  # The command the job scripts run (DIVERGENCE_MINE): the CLI under /usr/bin/time -v, with stamps.
-  cat >"$run/divergence-mine-timed" <<EOF
-#!/usr/bin/env bash
-tag="\${SLURM_ARRAY_JOB_ID:+\${SLURM_ARRAY_JOB_ID}_\${SLURM_ARRAY_TASK_ID}}"
-tag="\${tag:-\${SLURM_JOB_ID:-local}}"
-date +%s.%N >"$times/\$tag.start"
-/usr/bin/time -v -o "$times/\$tag.time" node "$bin" "\$@"
-rc=\$?
-date +%s.%N >"$times/\$tag.end"
-exit \$rc
-EOF
-  chmod +x "$run/divergence-mine-timed"
+  write_timed "$run" "$bin"
   local loadlog="$run/loadavg.log"
   log "run in $run; input $input ($(stat -c %s "$input") bytes); node: $cpus CPUs"
   echo "before: $(uptime)" >"$loadlog"
@@ -210,15 +231,7 @@ EOF
     mjid="${mjid%%;*}"
     log "N=$n: array job $jid (tasks 0-$((n - 1)), $cpt CPUs each), merge job $mjid after it"
     wait_jobs "$jid" "$mjid"
-    local st
-    st="$(job_state "$jid")"
-    [ "$st" = COMPLETED ] || die "N=$n: array job $jid ended $st; see $run/logs/"
-    st="$(job_state "$mjid")"
-    [ "$st" = COMPLETED ] || die "N=$n: merge job $mjid ended $st; see $run/logs/"
-    cmp "$out" "$run/single.jsonl" || die "N=$n: merged output differs from the single run"
-    node -e 'const [a, b] = process.argv.slice(1).map((f) => JSON.stringify(JSON.parse(require("fs").readFileSync(f, "utf8")).counters));
-      if (a !== b) { console.error("counters differ: " + a + " vs " + b); process.exit(1); }' "$run/single.stats.json" "${out%.*}.stats.json" ||
-      die "N=$n: the merged counters differ from the single run's"
+    check_merged "$jid" "$mjid" "$n" "$out" "$run/single.jsonl" "$run/single.stats.json"
     local i walls='' rsss='' w r mw mr first last
     for i in $(seq 0 $((n - 1))); do
       read -r w r _ < <(time_fields "$times/${jid}_$i.time")
@@ -242,11 +255,60 @@ EOF
   printf 'merged outputs: cmp identical to %s (%s bytes, sha256 %s)\n' "$run/single.jsonl" "$(stat -c %s "$run/single.jsonl")" "$(sha256sum "$run/single.jsonl" | cut -c1-16)"
 }
 
+# The tasks of an array reading a Hub dataset by name, through one shared cache: the stand-in Hub
+# (bench/slurm-hub.mjs, 127.0.0.1) serves FILE as nebius/SWE-rebench-openhands-trajectories, the N
+# tasks and the merge run as in cmd_run with HF_ENDPOINT at it and HF_HUB_CACHE shared, and the Hub's
+# request log says how many times the file's body was sent.
+cmd_hub() {
+  [ $# -ge 1 ] || die "usage: bench/slurm.sh hub FILE.parquet [N]"
+  local input n cpus run bin hubpid url k
+  input="$(realpath "$1")"
+  n="${2:-4}"
+  [ -f "$input" ] || die "$input: no such file"
+  cpus="$(sinfo -h -o %c | head -n 1)"
+  run="$STATE/runs/hub-$(date +%Y%m%d-%H%M%S)"
+  mkdir -p "$run/times" "$run/logs" "$run/parts"
+  bin="$ROOT/bin/divergence-mine"
+  write_timed "$run" "$bin"
+  node "$ROOT/bench/slurm-hub.mjs" "$input" "$run/hub.url" "$run/hub-requests.jsonl" 2>"$run/logs/hub.log" &
+  hubpid=$!
+  trap 'kill $hubpid 2>/dev/null || true' RETURN
+  for k in $(seq 1 240); do [ -s "$run/hub.url" ] && break; sleep 0.25; done
+  url="$(cat "$run/hub.url")"
+  log "stand-in Hub at $url serving $input; single run on the local file"
+  (cd "$run" && node "$bin" mine --parquet "$input" --workers "$cpus" --out single.jsonl --stats single.stats.json --quiet)
+  local cpt=$((cpus / n)) jid mjid
+  [ "$cpt" -ge 1 ] || cpt=1
+  # The Hub's variables reach the tasks through sbatch --export=ALL; no token.
+  jid="$(cd "$run" && env -u HF_TOKEN HF_ENDPOINT="$url" HF_HUB_CACHE="$run/hf-cache" HF_HOME="$run/hf-home" \
+    sbatch --parsable --array="0-$((n - 1))" --cpus-per-task="$cpt" --output="$run/logs/mine-%A_%a.log" \
+    --export="ALL,INPUT=nebius/SWE-rebench-openhands-trajectories,PARTS=$run/parts,DIVERGENCE_MINE=$run/divergence-mine-timed" "$ROOT/docs/slurm/mine.sbatch")"
+  jid="${jid%%;*}"
+  mjid="$(cd "$run" && sbatch --parsable --dependency="afterok:$jid" --output="$run/logs/merge-%j.log" \
+    --export="ALL,PARTS=$run/parts,OUT=$run/pairs.jsonl,DIVERGENCE_MINE=$run/divergence-mine-timed" "$ROOT/docs/slurm/merge.sbatch")"
+  mjid="${mjid%%;*}"
+  log "N=$n: array job $jid reading the dataset by name, merge job $mjid after it"
+  wait_jobs "$jid" "$mjid"
+  check_merged "$jid" "$mjid" "$n" "$run/pairs.jsonl" "$run/single.jsonl" "$run/single.stats.json"
+  kill "$hubpid"
+  wait "$hubpid" || true
+  local bodies
+  bodies="$(grep -c '"path":"/cdn/' "$run/hub-requests.jsonl" || true)"
+  printf 'N=%s tasks read %s by name through one cache (%s): the body was sent %s time(s); merged output cmp-identical to the single run on the local file (%s bytes)\n' \
+    "$n" "nebius/SWE-rebench-openhands-trajectories" "$run/hf-cache" "$bodies" "$(stat -c %s "$run/pairs.jsonl")"
+  printf 'requests to the stand-in Hub (method path status):\n'
+  node -e 'for (const l of require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n")) { const q = JSON.parse(l); console.log(`  ${q.method} ${q.path} ${q.status}${q.range ? ` (${q.range})` : ""}`); }' "$run/hub-requests.jsonl"
+  printf 'first lines of each task log:\n'
+  for k in "$run"/logs/mine-*.log; do printf '  %s: %s\n' "$(basename "$k")" "$(grep -m 3 -E 'divergence-mine: (partition|download|.*cache)' "$k" | tr '\n' ' ')"; done
+  [ "$bodies" = 1 ] || die "the body was sent $bodies times, not once"
+}
+
 case "${1:-}" in
   up) cmd_up ;;
   down) cmd_down ;;
   env) shift; cmd_env "$@" ;;
   run) shift; cmd_run "$@" ;;
+  hub) shift; cmd_hub "$@" ;;
   all) shift; cmd_up; trap cmd_down EXIT; cmd_run "$@" ;;
-  *) die "usage: bench/slurm.sh up | run FILE.parquet [N ...] | env SPEC ... | down | all FILE.parquet [N ...]" ;;
+  *) die "usage: bench/slurm.sh up | run FILE.parquet [N ...] | hub FILE.parquet [N] | env SPEC ... | down | all FILE.parquet [N ...]" ;;
 esac
