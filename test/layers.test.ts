@@ -17,7 +17,7 @@ const BELOW_CONTRACT = ['contract', ...BASE];
 const ALLOWED: Record<string, readonly string[]> = {
   cli: ['commands', 'io', ...BELOW_CONTRACT],
   index: ['hub', 'engine', 'pairing', 'shapes', 'sources', 'io', ...BELOW_CONTRACT],
-  commands: ['hub', 'view', 'dataset', 'tokens', 'engine', 'pairing', 'shapes', 'sources', 'io', 'parquet', ...BELOW_CONTRACT],
+  commands: ['hub', 'view', 'dataset', 'tokens', 'engine', 'pairing', 'shapes', 'sources', 'io', 'parquet', 'cluster', ...BELOW_CONTRACT],
   // Hub datasets by name: the name grammar, the shared cache layout, API calls, downloads, datasets' data-file rules.
   hub: ['io', 'errors', 'types'],
   view: ['tokens', 'pairing', 'shapes', 'sources', 'io', ...BELOW_CONTRACT],
@@ -32,6 +32,9 @@ const ALLOWED: Record<string, readonly string[]> = {
   io: BELOW_CONTRACT,
   // Self-contained, so that it could be published on its own: only the error type.
   parquet: ['errors'],
+  // Running as one task of a scheduler's array: the task's partition from the environment, the {i}/{N}
+  // placeholders of output paths. Pure, below everything that runs a command.
+  cluster: ['errors', 'types'],
   // Pure rules: not even version.ts, which reads package.json.
   contract: ['errors', 'types'],
   errors: [],

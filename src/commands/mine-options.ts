@@ -6,7 +6,6 @@ import { ExitCode, UserError } from '../errors.js';
 import type { Engine } from '../engine/protocol.js';
 import { CONTRACT_VERSION, DEFAULT_OPTIONS, type MiningOptions } from '../contract/options.js';
 import { outputFormat, type OutputFormat, type OutputLayout } from '../dataset/file-output.js';
-import { parsePartition, type Partition } from '../engine/partition.js';
 import type { InputFile } from '../io/inputs.js';
 import { hasHubInputs, parseInputs, resolveRequest } from '../hub/inputs.js';
 import type { HubSource } from '../hub/resolve.js';
@@ -17,6 +16,8 @@ import { SCHEMAS, SOURCE_NAMES, SOURCES, instancePattern, type SchemaName, type 
 import { checkOutputPath } from '../io/atomic.js';
 import { DEFAULT_TREE_OPTIONS, type TreeOptions } from '../pairing/tree.js';
 import type { ExitStatusFilter } from '../pairing/exit-status.js';
+import type { Env, PartitionRequest } from '../cluster/scheduler-env.js';
+import { partitionArg, resolvePartitionOptions, type RunPartition } from './partition-options.js';
 
 export function intArg(min: number) {
   return (v: string): number => {
@@ -76,7 +77,8 @@ export interface MineCliOptions {
   quiet: boolean;
   workers: number;
   force: boolean;
-  partition?: Partition;
+  /** As given: i/N, or auto (resolved by mineSettings into MineSettings.partition). */
+  partition?: PartitionRequest;
   /** Training output: see src/shapes/ and src/dataset/. */
   shape?: 'published' | 'trl' | 'sft' | 'kto';
   arguments?: ArgumentsMode;
@@ -156,7 +158,11 @@ export function mineCommand(program: Command): Command {
         .choices(['js', 'wasm', 'duckdb'])
         .default('js'),
     )
-    .option('--partition <i/N>', 'only instances with uint64(SHA-256(instance_id)[0..8]) mod N = i; combine parts with `merge`', parsePartition)
+    .option(
+      '--partition <i/N|auto|auto/N>',
+      'only instances with uint64(SHA-256(instance_id)[0..8]) mod N = i; combine parts with `merge`. auto: i and N from the scheduler (Slurm job array, AWS Batch array job), auto/N: i from the scheduler and N given (Kubernetes Indexed Job); --out and --stats may then hold {i} and {N}',
+      partitionArg,
+    )
     .optionsGroup('Hub datasets (OWNER/NAME, hf://datasets/OWNER/NAME[@REV][/PATH-OR-GLOB]):')
     .option('--hub-config <name>', "the config of a bare dataset name (default: the dataset's default config, as `datasets` picks it)")
     .option('--hub-split <name>', 'the split of a bare dataset name (default: train); not the output --split')
@@ -238,6 +244,10 @@ Examples:
   $ divergence-mine mine --parquet trajectories.parquet --pairing tree --shape kto --out kto.parquet
   $ divergence-mine mine --parquet 'SWE-agent-trajectories/data/*.parquet' --out pairs.jsonl   # detected: swe-agent
   $ divergence-mine mine --parquet open-swe-traces/ --pair-within metadata.teacher_model.name --out pairs.jsonl
+  $ mkdir -p parts && sbatch --array=0-7 --wrap 'divergence-mine mine --parquet t.parquet --partition auto \\
+        --out parts/part-{i}-of-{N}.jsonl --stats parts/part-{i}-of-{N}.stats.json'   # Slurm: 8 tasks, one command line
+  $ divergence-mine mine --parquet t.parquet --partition auto/8 --out parts/part-{i}.jsonl   # a pod of a Kubernetes Indexed Job of 8
+  $ divergence-mine merge parts/ --out pairs.jsonl   # after all tasks; README "On a cluster"
 
 Hub: HF_TOKEN (else the token of \`huggingface-cli login\`) is sent to HF_ENDPOINT's host only;
 HF_HUB_OFFLINE=1 runs from the cache without any request.
@@ -260,6 +270,13 @@ export interface MineSettings {
   overrides: SchemaOverrides;
   /** `--pairing tree` and the exit-status filters (null: the contract's walk, no filter). */
   pairing: PairingPlan;
+  /** `--partition`, resolved (auto: from the scheduler's environment); null for a whole run. */
+  partition: RunPartition | null;
+  /** The options with `{i}` and `{N}` of --out and --stats replaced: the paths this run writes. */
+  cli: MineCliOptions;
+  /** Where --partition auto found the partition, and warnings about it, for stderr. */
+  partitionNote: string | null;
+  partitionWarnings: string[];
 }
 
 export interface PairingPlan {
@@ -296,10 +313,12 @@ function pairingPlan(o: MineCliOptions): PairingPlan {
 }
 
 /**
- * Resolve the inputs and check every option and output path, in this order, before any work starts;
- * Hub datasets are fetched last, once everything else is known to be right.
+ * Resolve --partition and the output paths' placeholders, the inputs, and check every option and
+ * output path, in this order, before any work starts; Hub datasets are fetched last, once everything
+ * else is known to be right. `env` is where --partition auto looks.
  */
-export async function mineSettings(positional: string[], o: MineCliOptions): Promise<MineSettings> {
+export async function mineSettings(positional: string[], given: MineCliOptions, env: Env = process.env): Promise<MineSettings> {
+  const { cli: o, partition, note, warnings } = resolvePartitionOptions(given, env);
   const request = parseInputs([
     { args: o.parquet ?? [], forced: 'parquet' },
     { args: o.jsonl ?? [], forced: 'jsonl' },
@@ -336,7 +355,7 @@ export async function mineSettings(positional: string[], o: MineCliOptions): Pro
   const pairing = pairingPlan(o);
   if (!o.quiet) for (const n of request.notes) process.stderr.write(`divergence-mine: ${n}\n`);
   const { inputs, sources } = await resolveRequest(request, { config: o.hubConfig ?? null, split: o.hubSplit ?? null, quiet: o.quiet });
-  return { inputs, hubSources: sources, plan, options, overrides, pairing };
+  return { inputs, hubSources: sources, plan, options, overrides, pairing, partition, cli: o, partitionNote: note, partitionWarnings: warnings };
 }
 
 /** The training-output part of the command line, checked before any work starts. */

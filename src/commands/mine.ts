@@ -28,6 +28,7 @@ import { commitTemp, makeParentFolders, removeEmptyFolders, tempPathFor, trackTe
 import { BrokenPipe, JsonlSink } from '../io/jsonl-writer.js';
 import type { RowSink } from '../io/sink.js';
 import { mineCommand, mineSettings, type MineCliOptions, type TrainPlan } from './mine-options.js';
+import type { PartitionSource } from './partition-options.js';
 import { MineTokens, type WithTokens } from '../tokens/mine-tokens.js';
 import { CountPool } from '../tokens/count-pool.js';
 import { OrderedQueue } from '../tokens/ordered.js';
@@ -59,7 +60,7 @@ export function statsDocument(
   counters: Counters,
   options: MiningOptions,
   inputs: InputFile[],
-  run: { partition: Partition | null; badRowsIndexPass: number; fingerprint: string; shape?: string; train?: TrainRunInfo; engineFallback?: EngineFallback; published?: PublishedComparison | null },
+  run: { partition: (Partition & { source?: PartitionSource }) | null; badRowsIndexPass: number; fingerprint: string; shape?: string; train?: TrainRunInfo; engineFallback?: EngineFallback; published?: PublishedComparison | null },
 ) {
   const t = run.train;
   // Output-shaping options go into `options` (merge refuses parts whose options differ); a run
@@ -86,7 +87,9 @@ export function statsDocument(
     tool_version: VERSION,
     contract_version: CONTRACT_VERSION,
     counters,
-    partition: run.partition,
+    partition: run.partition ? { index: run.partition.index, count: run.partition.count } : null,
+    // Where the partition came from (i/N given, or which scheduler's variables): not compared by merge.
+    ...(run.partition?.source ? { partition_source: run.partition.source } : {}),
     row_level: { bad_rows_index_pass: run.badRowsIndexPass },
     input_fingerprint: run.fingerprint,
     shape: t?.shape ?? run.shape ?? 'published',
@@ -135,8 +138,12 @@ function cardDataFiles(card: string, out: string, plan: TrainPlan, result: Folde
 }
 
 /** `recognise` tells the published run's input (docs/mining-contract.md §7.3); tests inject their own. */
-export async function runMine(positional: string[], o: MineCliOptions, recognise: RecognisePublished = isPublishedInput): Promise<void> {
-  const { inputs, hubSources, plan, options, overrides, pairing } = await mineSettings(positional, o);
+export async function runMine(positional: string[], given: MineCliOptions, recognise: RecognisePublished = isPublishedInput): Promise<void> {
+  const settings = await mineSettings(positional, given);
+  // From here on the options name the paths this run writes ({i} and {N} replaced).
+  const { inputs, hubSources, plan, options, overrides, pairing, partition, cli: o } = settings;
+  for (const w of settings.partitionWarnings) process.stderr.write(`divergence-mine: warning: ${w}\n`);
+  if (settings.partitionNote && !o.quiet) process.stderr.write(`divergence-mine: ${settings.partitionNote}\n`);
   const { layout } = plan;
   const splitNames = ['train', ...plan.specs.map((s) => s.name)];
   const progress = o.quiet ? silentProgress : new StderrProgress();
@@ -249,7 +256,7 @@ export async function runMine(positional: string[], o: MineCliOptions, recognise
         workers: o.workers,
         engine: o.engine,
         progress,
-        partition: o.partition ?? null,
+        partition,
         withTools: trl || layout.shape === 'kto',
         ...(pairing.tree ? { tree: pairing.tree } : {}),
         ...(pairing.exitStatus ? { exitStatus: pairing.exitStatus } : {}),
@@ -301,7 +308,7 @@ export async function runMine(positional: string[], o: MineCliOptions, recognise
   // The published run is the contract's walk without filters: other pairings never compare with it.
   const published = o.partition || pairing.tree || pairing.exitStatus ? null : comparePublished(summary.counters, { files: inputs, rows: summary.counters.trajectories_read }, usesDefaultOptions(options), recognise);
   if (o.stats) {
-    const run = { partition: o.partition ?? null, badRowsIndexPass: summary.badRowsIndexPass, fingerprint: fingerprintInputs(inputs), train, engineFallback: summary.engineFallback, published };
+    const run = { partition, badRowsIndexPass: summary.badRowsIndexPass, fingerprint: fingerprintInputs(inputs), train, engineFallback: summary.engineFallback, published };
     writeJsonAtomic(o.stats, statsDocument(summary.counters, options, inputs, run));
   }
   if (o.card) {
