@@ -13,6 +13,8 @@ export const ExitCode = {
   badValue: 7,
   output: 8,
   templateFailures: 9,
+  /** The Hugging Face Hub unreachable, a download that failed after its retries, or an answer that cannot be trusted. */
+  hub: 10,
   /** The supervisor (a terminal's SIGHUP, or killed outright) is gone. */
   sighup: 129,
   sigint: 130,
@@ -41,10 +43,14 @@ export class DecoderError extends Error {
   }
 }
 
-/** `e` as a DecoderError, unless it already says what it is (a UserError, a wasm trap). */
+/**
+ * `e` as a DecoderError, unless it already says what it is (a UserError, a wasm trap). Only its
+ * first line: errors are one line, and DuckDB's add paragraphs of advice ("Possible solutions: ...").
+ */
 export function asDecoderError(e: unknown): unknown {
   if (e instanceof UserError || e instanceof DecoderError || (e instanceof Error && e.name === 'RuntimeError')) return e;
-  return new DecoderError(e instanceof Error ? e.message : String(e));
+  const text = e instanceof Error ? e.message : String(e);
+  return new DecoderError(text.trim().split('\n')[0]!.trim());
 }
 
 /** A RangeError of V8's string limit (a value longer than about 512 MiB of text). */

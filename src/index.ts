@@ -24,3 +24,6 @@ export { buildTree, treePairs, nodeValue, DEFAULT_TREE_OPTIONS, TREE_COUNTER_NAM
 export { admitExitStatus, type ExitStatusFilter } from './pairing/exit-status.js';
 export { ktoRows, KtoDeduper, type KtoRow } from './shapes/kto.js';
 export type { MineRowsExtra } from './engine/mine-rows.js';
+export { resolveHubInput, type HubSource, type HubOptions } from './hub/resolve.js';
+export { parseHubUri, hubUri } from './hub/names.js';
+export { cacheRoot } from './hub/cache.js';

@@ -18,8 +18,10 @@ const ALLOWED: Record<string, readonly string[]> = {
   cli: ['commands', 'io', ...BELOW_CONTRACT],
   // The process that runs the CLI as its child (bin/divergence-mine): the temp-file protocol only.
   supervisor: ['io', ...BASE],
-  index: ['engine', 'pairing', 'shapes', 'sources', 'io', ...BELOW_CONTRACT],
-  commands: ['view', 'dataset', 'tokens', 'engine', 'pairing', 'shapes', 'sources', 'io', 'parquet', ...BELOW_CONTRACT],
+  index: ['hub', 'engine', 'pairing', 'shapes', 'sources', 'io', ...BELOW_CONTRACT],
+  commands: ['hub', 'view', 'dataset', 'tokens', 'engine', 'pairing', 'shapes', 'sources', 'io', 'parquet', 'cluster', ...BELOW_CONTRACT],
+  // Hub datasets by name: the name grammar, the shared cache layout, API calls, downloads, datasets' data-file rules.
+  hub: ['io', 'errors', 'types'],
   view: ['tokens', 'pairing', 'shapes', 'sources', 'io', ...BELOW_CONTRACT],
   dataset: ['tokens', 'engine', 'pairing', 'shapes', 'sources', 'io', ...BELOW_CONTRACT],
   // Tokenizer loading, token counts of rendered rows, token-based windowing (@huggingface/tokenizers).
@@ -32,6 +34,9 @@ const ALLOWED: Record<string, readonly string[]> = {
   io: BELOW_CONTRACT,
   // Self-contained, so that it could be published on its own: only the error type.
   parquet: ['errors'],
+  // Running as one task of a scheduler's array: the task's partition from the environment, the {i}/{N}
+  // placeholders of output paths. Pure, below everything that runs a command.
+  cluster: ['errors', 'types'],
   // Pure rules: not even version.ts, which reads package.json.
   contract: ['errors', 'types'],
   errors: [],
@@ -144,6 +149,9 @@ describe('layers', () => {
     ['commands/mine.ts', "import { x } from '../cli.js';", ['commands -> cli']],
     ['engine/pool.ts', "import { x } from '../../elsewhere.js';", ['engine -> ']],
     ['misc/new.ts', '', ['misc -> ']],
+    ['io/inputs.ts', "import { x } from '../hub/resolve.js';", ['io -> hub']],
+    ['hub/resolve.ts', "import { x } from '../engine/partition.js';", ['hub -> engine']],
+    ['commands/mine-options.ts', "import { x } from '../hub/inputs.js';", []],
   ])('%s with %j reports %j', (file, source, edges) => {
     expect(violations({ [file]: source }).map((v) => `${v.from} -> ${v.to}`)).toEqual(edges);
   });

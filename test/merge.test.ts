@@ -105,8 +105,8 @@ describe('merge refuses what does not belong together', () => {
     await mineOk([input, '--partition', '1/2', '--out', p('1.jsonl'), '--stats', p('1.json')]);
     await mineOk([input, '--partition', '1/2', '--seed', '9', '--out', p('1s.jsonl'), '--stats', p('1s.json')]);
     let r = await cli(['merge', p('0.jsonl'), '--stats', p('0.json'), '--out', p('m1.jsonl')]);
-    expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/missing stats of partition 1\/2/);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain('1 of 2 partitions missing: 1/2; nothing written');
     r = await cli(['merge', p('0.jsonl'), p('1s.jsonl'), '--stats', p('0.json'), '--stats', p('1s.json'), '--out', p('m2.jsonl')]);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/options differs/);

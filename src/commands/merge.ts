@@ -20,6 +20,7 @@ import { readPairsFile } from './check-template.js';
 import { statsDocument, writeJsonAtomic } from './mine.js';
 import { mergeKtoStats, mergeTreeStats, type KtoStats, type TreeStats } from './merge-tree.js';
 import { formatTreeCounters } from './mine-pairing.js';
+import { checkCoverage, findParts, type Claim } from './merge-parts.js';
 
 interface PartStats {
   path: string;
@@ -56,6 +57,10 @@ function readStats(path: string): PartStats {
     throw new UserError(`${path}: not a divergence-mine stats file`, ExitCode.schema);
   }
   if (!d.partition) throw new UserError(`${path}: stats of a run without --partition; nothing to merge`, ExitCode.usage);
+  const { index, count } = d.partition as { index: unknown; count: unknown };
+  if (!Number.isSafeInteger(count) || !Number.isSafeInteger(index) || (count as number) < 1 || (index as number) < 0 || (index as number) >= (count as number)) {
+    throw new UserError(`${path}: "partition" is not an index i and a count N with 0 <= i < N (${JSON.stringify(d.partition)})`, ExitCode.schema);
+  }
   return { path, doc: d };
 }
 
@@ -81,6 +86,17 @@ export function checkCompatible(parts: PartStats[]): number {
       );
     }
   }
+  // Hub inputs: every part must have read the same commit (a branch may move between the parts' starts).
+  const hubOf = (d: PartStats['doc']) => d.inputs.map((i) => ('hub' in i && i.hub ? `${i.hub.repo}@${i.hub.commit}/${i.hub.path}` : null));
+  for (const p of parts) {
+    const a = JSON.stringify(hubOf(p.doc));
+    const b = JSON.stringify(hubOf(first.doc));
+    if (a !== b)
+      throw new UserError(
+        `${p.path}: read other Hub files or commits than ${first.path} (${a} vs ${b}); refusing to merge (pin the revision: hf://datasets/OWNER/NAME@SHA)`,
+        ExitCode.usage,
+      );
+  }
   same('input fingerprint', (d) => d.input_fingerprint);
   same('options', (d) => d.options);
   same('shape', (d) => d.shape);
@@ -89,16 +105,7 @@ export function checkCompatible(parts: PartStats[]): number {
   same('index-pass bad_rows', (d) => d.row_level.bad_rows_index_pass);
   // The exit-status filters act on rows before partitioning: every part counts the same.
   same('exit-status filter counts', (d) => (d as { exit_status_filter?: unknown }).exit_status_filter ?? null);
-  const count = first.doc.partition!.count;
-  const seen = new Map<number, string>();
-  for (const p of parts) {
-    const i = p.doc.partition!.index;
-    if (seen.has(i)) throw new UserError(`${p.path}: partition ${i}/${count} given twice (also ${seen.get(i)})`, ExitCode.usage);
-    seen.set(i, p.path);
-  }
-  const missing = [...Array(count).keys()].filter((i) => !seen.has(i));
-  if (missing.length) throw new UserError(`missing stats of partition${missing.length > 1 ? 's' : ''} ${missing.map((i) => `${i}/${count}`).join(', ')}`, ExitCode.usage);
-  return count;
+  return first.doc.partition!.count;
 }
 
 export function mergeCounters(parts: PartStats[]): Counters {
@@ -119,6 +126,8 @@ interface PartCursor {
   path: string;
   next(): Promise<{ instance: string; item: string | PairRow } | null>;
   partition: number | null;
+  /** The partition its stats claim, when the stats were found beside the part. */
+  claimed?: number;
 }
 
 function jsonlCursor(path: string): PartCursor {
@@ -177,8 +186,12 @@ export async function mergeParts(
   sink: RowSink<unknown>,
   rawSink: ((line: string) => Promise<void>) | null,
   plain = true,
+  claimed: readonly number[] | null = null,
 ): Promise<number> {
-  const cursors = partPaths.map((p) => (pairsFormat(p) === 'parquet' ? parquetCursor(p, plain) : jsonlCursor(p)));
+  const cursors = partPaths.map((p, k) => {
+    const c = pairsFormat(p) === 'parquet' ? parquetCursor(p, plain) : jsonlCursor(p);
+    return claimed ? { ...c, claimed: claimed[k]! } : c;
+  });
   const heads = await Promise.all(cursors.map((c) => c.next()));
   let rows = 0;
   let last: string | null = null;
@@ -195,6 +208,9 @@ export async function mergeParts(
       throw new UserError(`${cur.path}: instance ${instance} is out of order or appears in two parts; not a mine --partition output`, ExitCode.corrupt);
     }
     const p = partitionOf(instance, count);
+    if (cur.claimed !== undefined && p !== cur.claimed) {
+      throw new UserError(`${cur.path}: holds instance ${instance} of partition ${p}/${count}, but its stats are of partition ${cur.claimed}/${count}`, ExitCode.corrupt);
+    }
     if (cur.partition === null) cur.partition = p;
     else if (cur.partition !== p) throw new UserError(`${cur.path}: holds instances of partitions ${cur.partition} and ${p}; not one partition's output`, ExitCode.corrupt);
     while (heads[best] && heads[best]!.instance === instance) {
@@ -231,7 +247,7 @@ export function registerMerge(program: Command): void {
       'Combine partition outputs and their stats into output byte-identical to one unpartitioned run, with ' +
         'identical counters. Refuses parts from different inputs, seeds, options, shapes or contract versions.',
     )
-    .argument('<parts...>', 'partition outputs (.jsonl or .parquet), in any order')
+    .argument('<parts...>', 'partition outputs (.jsonl or .parquet) in any order, a folder holding them, or a glob (quoted, e.g. \'parts/*.jsonl\')')
     .option('--stats <files...>', 'stats JSON of each partition, several after one --stats placed after the parts (default: X.stats.json beside each part X.jsonl)')
     .requiredOption('-o, --out <path>', 'merged output: *.jsonl, *.parquet, or - for JSONL on stdout')
     .option('--stats-out <file>', 'write the merged stats JSON here')
@@ -244,11 +260,20 @@ Example:
   $ for i in 0 1 2; do divergence-mine mine --parquet t.parquet --partition $i/3 \\
         --out part-$i.jsonl --stats part-$i.stats.json; done
   $ divergence-mine merge part-*.jsonl --out pairs.jsonl --stats-out stats.json
-  $ divergence-mine merge part-*.jsonl --stats stats/part-*.json --out pairs.jsonl`,
+  $ divergence-mine merge part-*.jsonl --stats stats/part-*.json --out pairs.jsonl
+  $ divergence-mine merge parts/ --out pairs.jsonl      # every part in parts/, with its stats beside it
+  $ divergence-mine merge 'parts/part-*-of-8.jsonl' --out pairs.jsonl
+
+Each part's stats say which partition i/N it is: merge names every partition that is missing
+(exit 3) or given twice (exit 2) before it writes anything.`,
     )
-    .action(async (parts: string[], o: MergeOptions) => {
+    .action(async (args: string[], o: MergeOptions) => {
+      const parts = findParts(args, o.out);
       const stats = statsPaths(parts, o.stats).map(readStats);
       const count = checkCompatible(stats);
+      // Stats found beside the parts say which partition each part is; stats given with --stats only which partitions there are.
+      const paired = !(o.stats && o.stats.length > 0);
+      checkCoverage(stats.map((s, k): Claim => ({ index: s.doc.partition!.index, count, file: paired ? parts[k]! : s.path })));
       if (parts.length !== count) throw new UserError(`expected ${count} part files (one per partition), got ${parts.length}`, ExitCode.usage);
       const counters = mergeCounters(stats);
       // --pairing tree: its funnel adds up across parts (identity asserted); rows are its pairs.
@@ -269,7 +294,7 @@ Example:
       const raw = sink instanceof JsonlSink ? (line: string) => sink.writeLine(line) : null;
       let rows: number;
       try {
-        rows = await mergeParts(parts, count, sink, raw, plain);
+        rows = await mergeParts(parts, count, sink, raw, plain, paired ? stats.map((s) => s.doc.partition!.index) : null);
         if (rows !== emitted) {
           throw new UserError(`the parts hold ${rows} rows but their stats say ${emitted}; a part file is missing, extra or from another run`, ExitCode.usage);
         }
@@ -278,7 +303,8 @@ Example:
         sink.abort();
         throw e;
       }
-      const first = stats[0]!.doc;
+      // The merged run is no partition: the parts' partition_source does not describe it.
+      const { partition_source: _source, ...first } = stats[0]!.doc as PartStats['doc'] & { partition_source?: unknown };
       // The merged run is a whole run: it compares with the published one like a single `mine` does.
       const opt = first.options;
       const published = tree || (first as { exit_status_filter?: unknown }).exit_status_filter ? null : comparePublished(counters, { files: first.inputs, rows: counters.trajectories_read }, usesDefaultOptions({

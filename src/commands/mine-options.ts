@@ -6,15 +6,19 @@ import { ExitCode, UserError } from '../errors.js';
 import type { Engine } from '../engine/protocol.js';
 import { CONTRACT_VERSION, DEFAULT_OPTIONS, type MiningOptions } from '../contract/options.js';
 import { outputFormat, type OutputFormat, type OutputLayout } from '../dataset/file-output.js';
-import { parsePartition, type Partition } from '../engine/partition.js';
-import { resolveInputs, type InputFile } from '../io/inputs.js';
+import type { InputFile } from '../io/inputs.js';
+import { hasHubInputs, parseInputs, resolveRequest } from '../hub/inputs.js';
+import type { HubSource } from '../hub/resolve.js';
 import type { Sharding } from '../dataset/folder-output.js';
 import { parseByteSize, parseSplitSpecs, type SplitBy, type SplitSpec } from '../dataset/split.js';
 import type { ArgumentsMode } from '../shapes/trl.js';
 import { SCHEMAS, SOURCE_NAMES, SOURCES, instancePattern, type SchemaName, type SchemaOverrides, type SourceName } from '../sources/schema.js';
 import { checkOutputPath } from '../io/atomic.js';
+import { neutralise, writeStderr } from '../io/terminal-text.js';
 import { DEFAULT_TREE_OPTIONS, type TreeOptions } from '../pairing/tree.js';
 import type { ExitStatusFilter } from '../pairing/exit-status.js';
+import type { Env, PartitionRequest } from '../cluster/scheduler-env.js';
+import { partitionArg, resolvePartitionOptions, type RunPartition } from './partition-options.js';
 
 export function intArg(min: number) {
   return (v: string): number => {
@@ -74,7 +78,8 @@ export interface MineCliOptions {
   quiet: boolean;
   workers: number;
   force: boolean;
-  partition?: Partition;
+  /** As given: i/N, or auto (resolved by mineSettings into MineSettings.partition). */
+  partition?: PartitionRequest;
   /** Training output: see src/shapes/ and src/dataset/. */
   shape?: 'published' | 'trl' | 'sft' | 'kto';
   arguments?: ArgumentsMode;
@@ -111,6 +116,9 @@ export interface MineCliOptions {
   rejectedExitStatus?: string[];
   excludeExitStatus?: string[];
   ktoThreshold?: number;
+  /** Hub datasets (src/hub/): the config and split of a bare OWNER/NAME. */
+  hubConfig?: string;
+  hubSplit?: string;
 }
 
 /** `--prompt-window`: a number of messages, or `auto` (fit --max-length by tokens). */
@@ -129,9 +137,9 @@ export function mineCommand(program: Command): Command {
         'canonical action signatures and emit one preference pair at the first diverging assistant action ' +
         `(mining contract v${CONTRACT_VERSION}). Prints every filter's count when done.`,
     )
-    .argument('[inputs...]', 'input files by extension (.parquet, .jsonl, .jsonl.gz), folders or globs')
-    .option('--parquet <path>', 'parquet input: a file, a folder (every *.parquet below it, sorted) or a glob; repeatable', collect)
-    .option('--jsonl <path>', 'JSONL input (.jsonl or .jsonl.gz, one row per line as `datasets` exports it); repeatable', collect)
+    .argument('[inputs...]', 'input files by extension (.parquet, .jsonl, .jsonl.gz), folders, globs, or Hub datasets (OWNER/NAME, hf://datasets/...)')
+    .option('--parquet <path>', 'parquet input: a file, a folder (every *.parquet below it, sorted), a glob, or a Hub dataset OWNER/NAME or hf://datasets/OWNER/NAME[@REV][/PATH-OR-GLOB]; repeatable', collect)
+    .option('--jsonl <path>', 'JSONL input (.jsonl or .jsonl.gz, one row per line as `datasets` exports it), local or on the Hub; repeatable', collect)
     .requiredOption('-o, --out <path>', 'output: *.jsonl, *.parquet, or - for JSONL on stdout (a folder with --split / --shards)')
     .option('--stats <file>', 'also write the counters, options and inputs as JSON')
     .option('--max-per-side <n>', 'trajectories kept per instance and side, by SHA-256 rank', intArg(1), d.maxPerSide)
@@ -146,12 +154,19 @@ export function mineCommand(program: Command): Command {
     .addOption(
       new Option(
         '--engine <engine>',
-        'parquet reader: js (own streaming page reader, zstd via the optional zstd-napi addon or pure JS; falls back to wasm per row group for encodings it lacks), wasm (parquet-wasm, no native code) or duckdb (native, needs the optional @duckdb/node-api)',
+        'parquet reader: js (own streaming page reader, zstd via the optional zstd-napi addon or pure JS; falls back to wasm per row group for encodings it lacks), wasm (parquet-wasm) or duckdb (native, needs the optional @duckdb/node-api); before wasm or duckdb reads a row group, our reader checks its page headers and levels',
       )
         .choices(['js', 'wasm', 'duckdb'])
         .default('js'),
     )
-    .option('--partition <i/N>', 'only instances with uint64(SHA-256(instance_id)[0..8]) mod N = i; combine parts with `merge`', parsePartition)
+    .option(
+      '--partition <i/N|auto|auto/N>',
+      'only instances with uint64(SHA-256(instance_id)[0..8]) mod N = i; combine parts with `merge`. auto: i and N from the scheduler (Slurm job array, AWS Batch array job), auto/N: i from the scheduler and N given (Kubernetes Indexed Job); --out and --stats may then hold {i} and {N}',
+      partitionArg,
+    )
+    .optionsGroup('Hub datasets (OWNER/NAME, hf://datasets/OWNER/NAME[@REV][/PATH-OR-GLOB]):')
+    .option('--hub-config <name>', "the config of a bare dataset name (default: the dataset's default config, as `datasets` picks it)")
+    .option('--hub-split <name>', 'the split of a bare dataset name (default: train); not the output --split')
     .optionsGroup('Pairing (docs/tree-pairing.md):')
     .addOption(
       new Option('--pairing <pairing>', "contract: the contract's sampled lockstep walk; tree: a prefix tree over every labelled attempt of an instance, pairs between branches whose values (resolved share) differ")
@@ -212,6 +227,11 @@ export function mineCommand(program: Command): Command {
       'after',
       `
 Examples:
+  $ divergence-mine mine --parquet nebius/SWE-rebench-openhands-trajectories --out pairs.jsonl
+        # downloads trajectories.parquet (2.08 GB) once into the Hugging Face cache (HF_HUB_CACHE,
+        # else ~/.cache/huggingface/hub), shared with datasets and huggingface-cli
+  $ divergence-mine mine --parquet hf://datasets/nebius/SWE-rebench-openhands-trajectories@REV/trajectories.parquet --out pairs.jsonl
+  $ HF_HUB_OFFLINE=1 divergence-mine mine --parquet nebius/SWE-rebench-openhands-trajectories --out pairs.jsonl   # from the cache, no request
   $ divergence-mine mine --parquet trajectories.parquet --out pairs.jsonl --stats stats.json
   $ divergence-mine mine --parquet 'data/*.parquet' --out pairs.parquet --seed 1
   $ divergence-mine mine rows.jsonl.gz --out - | head -n 1
@@ -225,9 +245,16 @@ Examples:
   $ divergence-mine mine --parquet trajectories.parquet --pairing tree --shape kto --out kto.parquet
   $ divergence-mine mine --parquet 'SWE-agent-trajectories/data/*.parquet' --out pairs.jsonl   # detected: swe-agent
   $ divergence-mine mine --parquet open-swe-traces/ --pair-within metadata.teacher_model.name --out pairs.jsonl
+  $ mkdir -p parts && sbatch --array=0-7 --wrap 'divergence-mine mine --parquet t.parquet --partition auto \\
+        --out parts/part-{i}-of-{N}.jsonl --stats parts/part-{i}-of-{N}.stats.json'   # Slurm: 8 tasks, one command line
+  $ divergence-mine mine --parquet t.parquet --partition auto/8 --out parts/part-{i}.jsonl   # a pod of a Kubernetes Indexed Job of 8
+  $ divergence-mine merge parts/ --out pairs.jsonl   # after all tasks; README "On a cluster"
+
+Hub: HF_TOKEN (else the token of \`huggingface-cli login\`) is sent to HF_ENDPOINT's host only;
+HF_HUB_OFFLINE=1 runs from the cache without any request.
 
 Exit codes: 0 ok, 2 usage, 3 missing input, 4 not parquet, 5 corrupt input, 6 schema, 7 bad value,
-8 output path, 130/143 interrupted. See README "Errors and exit codes".
+8 output path, 10 Hub unreachable or download failed, 130/143 interrupted. See README "Errors and exit codes".
 
 The rules (normalisation, keys, sampling, filters, counters): docs/mining-contract.md,
 contract version ${CONTRACT_VERSION}; cite a rule as "docs/mining-contract.md §5.3".`,
@@ -237,11 +264,20 @@ contract version ${CONTRACT_VERSION}; cite a rule as "docs/mining-contract.md §
 /** A checked command line: the inputs, the contract's options, the output plan and the schema overrides. */
 export interface MineSettings {
   inputs: InputFile[];
+  /** The Hub datasets among the inputs (empty for local files only). */
+  hubSources: HubSource[];
   plan: TrainPlan;
   options: MiningOptions;
   overrides: SchemaOverrides;
   /** `--pairing tree` and the exit-status filters (null: the contract's walk, no filter). */
   pairing: PairingPlan;
+  /** `--partition`, resolved (auto: from the scheduler's environment); null for a whole run. */
+  partition: RunPartition | null;
+  /** The options with `{i}` and `{N}` of --out and --stats replaced: the paths this run writes. */
+  cli: MineCliOptions;
+  /** Where --partition auto found the partition, and warnings about it, for stderr. */
+  partitionNote: string | null;
+  partitionWarnings: string[];
 }
 
 export interface PairingPlan {
@@ -277,14 +313,21 @@ function pairingPlan(o: MineCliOptions): PairingPlan {
   };
 }
 
-/** Resolve the inputs and check every option and output path, in this order, before any work starts. */
-export function mineSettings(positional: string[], o: MineCliOptions): MineSettings {
-  const inputs = [
-    ...resolveInputs(o.parquet ?? [], 'parquet'),
-    ...resolveInputs(o.jsonl ?? [], 'jsonl'),
-    ...resolveInputs(positional, null),
-  ];
-  if (inputs.length === 0) throw new UserError('no input: give --parquet <path>, --jsonl <path> or input files', ExitCode.usage);
+/**
+ * Resolve --partition and the output paths' placeholders, the inputs, and check every option and
+ * output path, in this order, before any work starts; Hub datasets are fetched last, once everything
+ * else is known to be right. `env` is where --partition auto looks.
+ */
+export async function mineSettings(positional: string[], given: MineCliOptions, env: Env = process.env): Promise<MineSettings> {
+  const { cli: o, partition, note, warnings } = resolvePartitionOptions(given, env);
+  const request = parseInputs([
+    { args: o.parquet ?? [], forced: 'parquet' },
+    { args: o.jsonl ?? [], forced: 'jsonl' },
+    { args: positional, forced: null },
+  ]);
+  if (request.items.length === 0) throw new UserError('no input: give --parquet <path>, --jsonl <path> or input files', ExitCode.usage);
+  if ((o.hubConfig !== undefined || o.hubSplit !== undefined) && !hasHubInputs(request))
+    throw new UserError('--hub-config and --hub-split choose the files of a Hub dataset: give OWNER/NAME or hf://datasets/OWNER/NAME', ExitCode.usage);
   const plan = trainPlan(o);
   if (!plan.folder && o.out !== '-') checkOutputPath(o.out, o.force);
   // Like a folder --out, --stats and --card may name folders that do not exist yet (made at the end).
@@ -310,7 +353,11 @@ export function mineSettings(positional: string[], o: MineCliOptions): MineSetti
   };
   if (o.instanceFromId !== undefined) instancePattern(o.instanceFromId);
   if (o.pairWithin !== undefined && o.pairWithin.length === 0) throw new UserError('--pair-within: no column named', ExitCode.usage);
-  return { inputs, plan, options, overrides, pairing: pairingPlan(o) };
+  const pairing = pairingPlan(o);
+  // Notes of Hub inputs name datasets and files: data, neutralised for the terminal.
+  if (!o.quiet) for (const n of request.notes) writeStderr(`divergence-mine: ${neutralise(n)}\n`);
+  const { inputs, sources } = await resolveRequest(request, { config: o.hubConfig ?? null, split: o.hubSplit ?? null, quiet: o.quiet });
+  return { inputs, hubSources: sources, plan, options, overrides, pairing, partition, cli: o, partitionNote: note, partitionWarnings: warnings };
 }
 
 /** The training-output part of the command line, checked before any work starts. */

@@ -7,7 +7,7 @@ import { minePairs, type MinedPair, type MineSummary } from '../engine/mine-pair
 import { CONTRACT_VERSION, type MiningOptions } from '../contract/options.js';
 import { openSink, plainLayout, type OutputLayout } from '../dataset/file-output.js';
 import { fingerprintInputs, type Partition } from '../engine/partition.js';
-import { StderrProgress, silentProgress } from '../io/progress.js';
+import { StderrProgress, humanBytes, silentProgress } from '../io/progress.js';
 import type { InputFile } from '../io/inputs.js';
 import { fallbackLine, type EngineFallback } from '../engine/fallback.js';
 import { PUBLISHED_COUNTERS, comparePublished, isPublishedInput, publishedVerdict, usesDefaultOptions, type PublishedComparison, type RecognisePublished } from '../contract/published.js';
@@ -28,6 +28,7 @@ import { BrokenPipe, JsonlSink } from '../io/jsonl-writer.js';
 import { neutralise, writeStderr } from '../io/terminal-text.js';
 import type { RowSink } from '../io/sink.js';
 import { mineCommand, mineSettings, type MineCliOptions, type TrainPlan } from './mine-options.js';
+import type { PartitionSource } from './partition-options.js';
 import { MineTokens, type WithTokens } from '../tokens/mine-tokens.js';
 import { CountPool } from '../tokens/count-pool.js';
 import { OrderedQueue } from '../tokens/ordered.js';
@@ -59,7 +60,7 @@ export function statsDocument(
   counters: Counters,
   options: MiningOptions,
   inputs: InputFile[],
-  run: { partition: Partition | null; badRowsIndexPass: number; fingerprint: string; shape?: string; train?: TrainRunInfo; engineFallback?: EngineFallback; published?: PublishedComparison | null },
+  run: { partition: (Partition & { source?: PartitionSource }) | null; badRowsIndexPass: number; fingerprint: string; shape?: string; train?: TrainRunInfo; engineFallback?: EngineFallback; published?: PublishedComparison | null },
 ) {
   const t = run.train;
   // Output-shaping options go into `options` (merge refuses parts whose options differ); a run
@@ -86,7 +87,9 @@ export function statsDocument(
     tool_version: VERSION,
     contract_version: CONTRACT_VERSION,
     counters,
-    partition: run.partition,
+    partition: run.partition ? { index: run.partition.index, count: run.partition.count } : null,
+    // Where the partition came from (i/N given, or which scheduler's variables): not compared by merge.
+    ...(run.partition?.source ? { partition_source: run.partition.source } : {}),
     row_level: { bad_rows_index_pass: run.badRowsIndexPass },
     input_fingerprint: run.fingerprint,
     shape: t?.shape ?? run.shape ?? 'published',
@@ -99,7 +102,8 @@ export function statsDocument(
       skip_bad_rows: options.skipBadRows,
       ...shapeOptions,
     },
-    inputs: inputs.map((f) => ({ path: f.path, kind: f.kind, bytes: f.bytes })),
+    // A Hub file also records its repo, the revision asked, the commit read and its path and etag.
+    inputs: inputs.map((f) => ({ path: f.path, kind: f.kind, bytes: f.bytes, ...(f.source ? { hub: f.source } : {}) })),
     // Only when some row group fell back: other runs write the document they always did.
     ...(run.engineFallback && run.engineFallback.row_groups > 0 ? { engine_fallback: run.engineFallback } : {}),
     ...extra,
@@ -129,16 +133,13 @@ function cardDataFiles(card: string, out: string, plan: TrainPlan, result: Folde
   }));
 }
 
-function humanBytes(n: number): string {
-  if (n < 1e3) return `${n} B`;
-  if (n < 1e6) return `${(n / 1e3).toFixed(1)} kB`;
-  if (n < 1e9) return `${(n / 1e6).toFixed(1)} MB`;
-  return `${(n / 1e9).toFixed(2)} GB`;
-}
-
 /** `recognise` tells the published run's input (docs/mining-contract.md §7.3); tests inject their own. */
-export async function runMine(positional: string[], o: MineCliOptions, recognise: RecognisePublished = isPublishedInput): Promise<void> {
-  const { inputs, plan, options, overrides, pairing } = mineSettings(positional, o);
+export async function runMine(positional: string[], given: MineCliOptions, recognise: RecognisePublished = isPublishedInput): Promise<void> {
+  const settings = await mineSettings(positional, given);
+  // From here on the options name the paths this run writes ({i} and {N} replaced).
+  const { inputs, hubSources, plan, options, overrides, pairing, partition, cli: o } = settings;
+  for (const w of settings.partitionWarnings) writeStderr(`divergence-mine: warning: ${neutralise(w)}\n`);
+  if (settings.partitionNote && !o.quiet) writeStderr(`divergence-mine: ${neutralise(settings.partitionNote)}\n`);
   const { layout } = plan;
   const splitNames = ['train', ...plan.specs.map((s) => s.name)];
   const progress = o.quiet ? silentProgress : new StderrProgress();
@@ -252,7 +253,7 @@ export async function runMine(positional: string[], o: MineCliOptions, recognise
         workers: o.workers,
         engine: o.engine,
         progress,
-        partition: o.partition ?? null,
+        partition,
         withTools: trl || layout.shape === 'kto',
         ...(pairing.tree ? { tree: pairing.tree } : {}),
         ...(pairing.exitStatus ? { exitStatus: pairing.exitStatus } : {}),
@@ -308,12 +309,13 @@ export async function runMine(positional: string[], o: MineCliOptions, recognise
   // The published run is the contract's walk without filters: other pairings never compare with it.
   const published = o.partition || pairing.tree || pairing.exitStatus ? null : comparePublished(summary.counters, { files: inputs, rows: summary.counters.trajectories_read }, usesDefaultOptions(options), recognise);
   if (o.stats) {
-    const run = { partition: o.partition ?? null, badRowsIndexPass: summary.badRowsIndexPass, fingerprint: fingerprintInputs(inputs), train, engineFallback: summary.engineFallback, published };
+    const run = { partition, badRowsIndexPass: summary.badRowsIndexPass, fingerprint: fingerprintInputs(inputs), train, engineFallback: summary.engineFallback, published };
     writeJsonAtomic(o.stats, statsDocument(summary.counters, options, inputs, run));
   }
   if (o.card) {
     const text = renderCard({
-      argv: argvForCard(['divergence-mine', ...process.argv.slice(2)], [...positional, ...(o.parquet ?? []), ...(o.jsonl ?? [])]),
+      argv: argvForCard(['divergence-mine', ...process.argv.slice(2)], [...positional, ...(o.parquet ?? []), ...(o.jsonl ?? [])], hubSources),
+      ...(hubSources.length > 0 ? { sources: hubSources } : {}),
       contractVersion: CONTRACT_VERSION,
       counters: summary.counters,
       stats: cardStats,

@@ -230,11 +230,22 @@ export interface CardInput {
   lengthFlag?: number;
   /** Source dataset id (default nebius/SWE-rebench-openhands-trajectories). */
   sourceDataset?: string;
+  /** Hub datasets the run read (src/hub/): each links to the commit read and names its files. */
+  sources?: readonly CardSource[];
   /** `--pairing tree`: its funnel and value gaps (tree-card.ts); `counters` are then the selection counters only. */
   tree?: CardTree | null;
 }
 
 import { selectionCounters, treeCardSection, type CardTree } from './tree-card.js';
+
+/** What the card says of a Hub input (a structural subset of hub/resolve.ts HubSource). */
+export interface CardSource {
+  repo: string;
+  revision: string;
+  commit: string;
+  endpoint: string;
+  files: readonly { path: string; bytes: number }[];
+}
 
 const SOURCE = 'nebius/SWE-rebench-openhands-trajectories';
 
@@ -276,7 +287,8 @@ function frontMatter(input: CardInput): string {
   lines.push('task_categories:', '- text-generation');
   lines.push('tags:', '- dpo', '- preference', '- agents', '- tool-use', '- software-engineering', '- trl');
   lines.push('size_categories:', `- ${sizeCategory(input.stats.rows)}`);
-  lines.push('source_datasets:', `- ${yamlString(input.sourceDataset ?? SOURCE)}`);
+  const repos = input.sources?.length ? [...new Set(input.sources.map((s) => s.repo))] : [input.sourceDataset ?? SOURCE];
+  lines.push('source_datasets:', ...repos.map((r) => `- ${yamlString(r)}`));
   lines.push('configs:', '- config_name: default', '  data_files:');
   for (const d of input.dataFiles) {
     lines.push(`  - split: ${d.split}`);
@@ -493,11 +505,13 @@ function splitSection(input: CardInput): string {
  * The command line for a published card: every input path (as given in `inputs`, alone or as
  * `--opt=PATH`) cut to its file name, since the miner's local folders mean nothing to a reader.
  */
-export function argvForCard(argv: readonly string[], inputs: readonly string[]): string[] {
+export function argvForCard(argv: readonly string[], inputs: readonly string[], hub: readonly { arg: string; pinned: string }[] = []): string[] {
   const given = new Set(inputs);
-  const name = (p: string) => p.replace(/[\\/]+$/, '').split(/[\\/]/).pop() || p;
+  // A Hub dataset is named by the commit it was read at, so the line reproduces this very run.
+  const pinned = new Map(hub.map((h) => [h.arg, h.pinned]));
+  const name = (p: string) => pinned.get(p) ?? (p.replace(/[\\/]+$/, '').split(/[\\/]/).pop() || p);
   return argv.map((a) => {
-    if (given.has(a)) return name(a);
+    if (given.has(a) || pinned.has(a)) return name(a);
     const eq = a.indexOf('=');
     if (a.startsWith('--') && eq > 0 && given.has(a.slice(eq + 1))) return `${a.slice(0, eq + 1)}${name(a.slice(eq + 1))}`;
     return a;
@@ -509,7 +523,7 @@ export function renderCard(input: CardInput): string {
   const stats = input.stats;
   const flagPoints = input.lengthFlag ?? 0.1;
   const title = input.title ?? 'SWE agent action-level DPO pairs';
-  const source = input.sourceDataset ?? SOURCE;
+  const source = input.sourceDataset ?? input.sources?.[0]?.repo ?? SOURCE;
   const cmd = input.argv.map(shellQuote).join(' ');
   const parts: string[] = [];
   parts.push(frontMatter(input));
@@ -538,6 +552,13 @@ export function renderCard(input: CardInput): string {
       cmd,
       '```',
       '',
+      ...(input.sources ?? []).map(
+        (s) =>
+          `Input: [${s.repo}](${s.endpoint}/datasets/${s.repo}/tree/${s.commit}) at commit \`${s.commit}\`` +
+          `${s.revision !== s.commit ? ` (revision \`${s.revision}\`)` : ''}: ` +
+          s.files.map((f) => `\`${f.path}\` (${fmt(f.bytes)} bytes)`).join(', ') +
+          '.\n',
+      ),
       `Mining contract version: **${input.contractVersion}**${input.generator ? ` (${input.generator})` : ''}. ` +
         'Every count below follows from the contract\'s rules.',
     ].join('\n'),

@@ -42,6 +42,8 @@ export function fingerprintInputs(inputs: readonly InputFile[]): string {
   const h = createHash('sha256');
   for (const f of inputs) {
     h.update(`${f.kind}:${f.bytes}:`);
+    // A Hub file is also the commit it was read at: partitions that read different commits never merge.
+    if (f.source) h.update(`hf:${f.source.repo}@${f.source.commit}/${f.source.path}:`);
     const fd = openSync(f.path, 'r');
     try {
       const head = Buffer.alloc(Math.min(EDGE, f.bytes));

@@ -7,8 +7,9 @@ export type { FieldInfo, MetaResult } from '../parquet/file-summary.js';
 
 /**
  * `js`: our own streaming page reader (src/parquet/), zstd through the optional zstd-napi addon or pure-JS
- * fzstd; row groups it cannot decode fall back to parquet-wasm. `wasm`: parquet-wasm (no native code).
- * `duckdb`: DuckDB's native reader through @duckdb/node-api.
+ * fzstd; row groups it cannot decode fall back to parquet-wasm. `wasm`: parquet-wasm. `duckdb`: DuckDB's
+ * native reader through @duckdb/node-api. Both get a row group only once our reader has checked its
+ * page headers and levels (worker.ts PAGE_CHECKS).
  */
 export type Engine = 'js' | 'wasm' | 'duckdb';
 

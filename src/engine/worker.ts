@@ -1,6 +1,8 @@
 // Decode worker: every parquet-wasm call runs here, so a wasm trap on a corrupt file becomes an
 // error message instead of killing the process, and zstd decoding uses every core.
 import { openAsBlob } from 'node:fs';
+import { availableParallelism, totalmem } from 'node:os';
+import { dirname, join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Data } from 'apache-arrow';
 import type { ParquetFile } from 'parquet-wasm';
@@ -20,7 +22,7 @@ import { emptyCounters } from '../contract/counters.js';
 import { SpillReader } from './spill.js';
 import { SpillTrajectory, hooksFor } from './spill-walk.js';
 import { walkInstance } from '../contract/walk.js';
-import { fileMeta, footer, readRows, Unsupported } from '../parquet/reader.js';
+import { checkPageHeaders, fileMeta, footer, readRows, Unsupported } from '../parquet/reader.js';
 import { serve } from './serve.js';
 
 interface WasmBatch {
@@ -56,6 +58,14 @@ async function wasmLibs() {
   return { tableFromIPC: arrow.tableFromIPC, ParquetFile: wasm.ParquetFile, ...values };
 }
 
+/**
+ * What is checked with our reader before parquet-wasm or DuckDB reads a row group's columns
+ * (reader.ts checkPageHeaders): page headers (declared sizes against what the values can take,
+ * dictionary sizes), the value lengths of pages larger than the longest string, and the levels
+ * (both readers take a definition level above its maximum for a value or a null: rows that are not
+ * in the file). The levels cost about 0.3 CPU-s per 150 MB file (README, "Engines and hostile files").
+ */
+const PAGE_CHECKS = { levels: true };
 const { spillPath, spillIndex } = workerData as { spillPath: string; spillIndex: number };
 let spill: SpillWriter | null = null;
 const files = new Map<string, ParquetFile>();
@@ -100,6 +110,7 @@ async function scan(
   each: (get: Record<string, Getter>, n: number) => void,
 ): Promise<void> {
   const { tableFromIPC, makeGetter } = await wasmLibs();
+  checkPageHeaders(path, rowGroup, columns, PAGE_CHECKS);
   const f = await open(path);
   for await (const wasmBatch of decoderStream<{ intoIPCStream(): Uint8Array }>(() => f.stream({ rowGroups: [rowGroup], columns, batchSize }))) {
     const table = await decoder(() => tableFromIPC(wasmBatch.intoIPCStream()));
@@ -162,6 +173,8 @@ async function sample(path: string, columns: string[]): Promise<SampleResult> {
   const { tableFromIPC, makeGetter } = await wasmLibs();
   const f = await open(path);
   if ((await decoder(() => f.metadata().numRowGroups())) === 0) return { row: null };
+  // Schema detection only: the headers, so that no page bomb reaches parquet-wasm (the read proper checks the rest).
+  checkPageHeaders(path, 0, columns);
   for await (const wasmBatch of decoderStream<WasmBatch>(() => f.stream({ rowGroups: [0], columns, batchSize: 1, limit: 1 }))) {
     const batch = (await decoder(() => tableFromIPC(wasmBatch.intoIPCStream()))).batches[0]; // intoIPCStream consumes (frees) the wasm batch
     if (!batch || batch.numRows === 0) continue;
@@ -244,11 +257,24 @@ async function duckConnection(): Promise<DuckConnection> {
     } catch (e) {
       throw new UserError(`--engine duckdb needs the optional package @duckdb/node-api, which failed to load (${(e as Error).message}); use --engine wasm`, ExitCode.usage);
     }
-    // One DuckDB thread per worker: the pool already runs one task per core.
-    const instance = await mod.DuckDBInstance.create(':memory:', { threads: '1' });
+    const instance = await mod.DuckDBInstance.create(':memory:', duckSettings());
     return (await instance.connect()) as unknown as DuckConnection;
   })();
   return duck;
+}
+
+/**
+ * DuckDB's settings in a decode worker. One thread: the pool already runs one task per core. A
+ * memory limit (DuckDB's default is 80% of the machine per instance, and every worker has one):
+ * half the machine shared by one instance per core, at least 1 GiB, so that several workers'
+ * DuckDBs fail with a clean out-of-memory error before they exhaust the machine together; DuckDB
+ * holds whole pages (380 MB ones from its own writer), so a lower cap would refuse real files.
+ * Its spill files go to the run's temporary folder (removed with it), not to `.tmp` in the
+ * working directory. Insertion order is not needed: every query orders its rows.
+ */
+function duckSettings(): Record<string, string> {
+  const limit = Math.max(1024, Math.floor(totalmem() / 2 / availableParallelism() / 2 ** 20));
+  return { threads: '1', memory_limit: `${limit}MiB`, preserve_insertion_order: 'false', temp_directory: join(dirname(spillPath), `duckdb-${spillIndex}`) };
 }
 
 function sqlString(s: string): string {
@@ -258,6 +284,7 @@ function sqlString(s: string): string {
 /** The same rows as `decode`, read by DuckDB's native parquet reader: trajectories arrive as JSON text. */
 async function decodeDuck(task: Extract<Task, { kind: 'decode' }>): Promise<DecodeResult> {
   const conn = await duckConnection();
+  checkPageHeaders(task.path, task.rowGroup, [task.mapping.messages, ...(task.withTools && task.mapping.tools ? [task.mapping.tools] : [])], PAGE_CHECKS);
   const reasoning = new Set(task.reasoningKeys);
   const tally: NormaliseTally = { malformed_arguments: 0, unknown_roles: 0 };
   const out: DecodedTrajectory[] = [];
@@ -333,6 +360,7 @@ async function decode(task: Extract<Task, { kind: 'decode' }>): Promise<DecodeRe
   let next = 0;
   const w = spillWriter();
   const { tableFromIPC, makeGetter } = await wasmLibs();
+  checkPageHeaders(task.path, task.rowGroup, columns, PAGE_CHECKS);
   const f = await open(task.path);
   for await (const wasmBatch of decoderStream<WasmBatch>(() => f.stream({ rowGroups: [task.rowGroup], columns, batchSize: 256 }))) {
     const n = wasmBatch.numRows;
@@ -448,6 +476,7 @@ async function indexDuck(task: Extract<Task, { kind: 'index' }>): Promise<IndexR
   const parts = idParts(mapping);
   const pairCols = [...new Set((mapping.pairWithin ?? []).map((p) => p.column))];
   const cols = [...parts, ...(mapping.instance !== null ? [mapping.instance] : []), mapping.resolved, ...(mapping.repo ? [mapping.repo] : [])];
+  checkPageHeaders(task.path, task.rowGroup, [...cols, ...pairCols], PAGE_CHECKS);
   // --pair-within values as JSON text (DuckDB's struct values are not plain objects).
   const quoted = [...cols.map((c) => sqlIdent(c)), ...pairCols.map((c) => `to_json(${sqlIdent(c)})::VARCHAR`)].join(', ');
   const rows = await duckRows(
@@ -495,6 +524,7 @@ function walk(task: Extract<Task, { kind: 'walk' }>): WalkResult {
 async function column(task: Extract<Task, { kind: 'column' }>): Promise<ColumnResult> {
   const values: unknown[] = [];
   if (task.engine === 'duckdb') {
+    checkPageHeaders(task.path, task.rowGroup, [task.column], PAGE_CHECKS);
     const rows = await duckRows(
       `SELECT ${sqlIdent(task.column)} FROM read_parquet(${sqlString(task.path)}, file_row_number=true) ` +
         `WHERE file_row_number >= ${task.rowOffset} AND file_row_number < ${task.rowOffset + task.rows} ORDER BY file_row_number`,

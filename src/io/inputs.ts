@@ -9,6 +9,17 @@ export interface InputFile {
   path: string;
   kind: InputKind;
   bytes: number;
+  /** Set for a file read from the Hugging Face Hub (src/hub/): where it came from. */
+  source?: InputSource;
+}
+
+/** A Hub file's provenance: repo id, the revision asked for, the commit it resolved to, the path in the repo, its etag. */
+export interface InputSource {
+  repo: string;
+  revision: string;
+  commit: string;
+  path: string;
+  etag: string;
 }
 
 export function kindByExtension(path: string): InputKind | null {

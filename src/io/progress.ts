@@ -13,7 +13,15 @@ export interface ProgressSink {
 
 export const silentProgress: ProgressSink = { phase() {}, advance() {}, done() {} };
 
-function duration(s: number): string {
+/** 59.9 kB, 2.08 GB: sizes as the counters table and the download line print them. */
+export function humanBytes(n: number): string {
+  if (n < 1e3) return `${n} B`;
+  if (n < 1e6) return `${(n / 1e3).toFixed(1)} kB`;
+  if (n < 1e9) return `${(n / 1e6).toFixed(1)} MB`;
+  return `${(n / 1e9).toFixed(2)} GB`;
+}
+
+export function duration(s: number): string {
   if (!Number.isFinite(s)) return '?';
   const m = Math.floor(s / 60);
   return m > 0 ? `${m}m${String(Math.round(s % 60)).padStart(2, '0')}s` : `${s.toFixed(0)}s`;

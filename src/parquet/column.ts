@@ -4,12 +4,11 @@
 import { isUtf8 } from 'node:buffer';
 import { readSync } from 'node:fs';
 import { Unsupported, isEncoding, type ChunkMeta, type LeafColumn } from './meta.js';
-import { decodesWhole, inflater, mayHoldWhole, type Inflater } from './inflate.js';
+import { ENC, FIXED_WIDTH, MAX_PAGE, MAX_RUN_PADDING, MAX_STRING_BYTES, checkDeclared, checkStringLength, hybridBound, levelsBound, valuesBound } from './bounds.js';
+import { checkDeclaredSize, decodesWhole, inflater, mayHoldWhole, type Inflater } from './inflate.js';
 import { ParquetFormatError, ThriftEndError, ThriftReader, count, num, optNum, struct, type ThriftStruct } from './thrift.js';
 
 const PAGE = { DATA: 0, DICTIONARY: 2, DATA_V2: 3 } as const;
-const ENC = { PLAIN: 0, PLAIN_DICTIONARY: 2, RLE: 3, DELTA_BINARY_PACKED: 5, DELTA_LENGTH_BYTE_ARRAY: 6, DELTA_BYTE_ARRAY: 7, RLE_DICTIONARY: 8, BYTE_STREAM_SPLIT: 9 } as const;
-const MAX_PAGE = 2 ** 31 - 1;
 /**
  * Level entries a page may hold, and one row may hold in one leaf. Every entry can be stored in next
  * to no bytes (an RLE run of width 0), so the bytes cannot bound these counts: the footer's value
@@ -108,6 +107,8 @@ export class Window {
   /** A 4-byte length, then that many bytes of RLE / bit-packed runs: `out.length` values of `width` bits. */
   runs(width: number, out: Uint8Array | Uint32Array, what: string): void {
     const len = this.u32(what);
+    // Checked before the window grows to it: the runs of `out.length` values cannot take more.
+    checkDeclared(len, hybridBound(out.length, width), out.length, what);
     this.need(len, what);
     decodeHybrid(this.buf.subarray(this.pos, this.pos + len), width, out.length, out, true);
     this.advance(len);
@@ -154,6 +155,10 @@ export function decodeHybrid(bytes: Uint8Array, width: number, count: number, ou
       const groups = (h - 1) / 2;
       // Its values cost bytes, so a long run is bounded by them; DuckDB pads the last run past the count.
       if (groups === 0) throw new ParquetFormatError('an empty bit-packed run');
+      // The last run may pad past the count (DuckDB fills a block of 256 values), by less than 256
+      // values: more would be bytes no value needs, which no bound of the page could then allow
+      // for (bounds.ts hybridBound).
+      if (groups * 8 - (count - k) > MAX_RUN_PADDING) throw new ParquetFormatError(`a bit-packed run of ${groups} groups with ${count - k} values left`);
       const n = Math.min(groups * 8, count - k);
       if (p + Math.ceil((n * width) / 8) > bytes.length) throw new ParquetFormatError('bit-packed run past the end');
       // LSB-first bit packing.
@@ -281,6 +286,16 @@ function utf8(b: Buffer, start: number, end: number): string {
   return b.toString('utf8', start, end);
 }
 
+/**
+ * A string value's length, checked against what is left of the page and against the longest
+ * JavaScript string before any of its bytes is decompressed (a zstd page can expand 64 KB to 2 GiB).
+ */
+function stringLength(w: Window, len: number): number {
+  if (len > w.rest()) throw new ParquetFormatError('page ends inside a string');
+  checkStringLength(len);
+  return len;
+}
+
 /** Fixed-width plain values: byte size and reader. */
 const FIXED: Record<'int32' | 'int64' | 'float' | 'double', [number, (b: Buffer, p: number) => number]> = {
   int32: [4, (b, p) => b.readInt32LE(p)],
@@ -297,7 +312,7 @@ function plainReader(leaf: LeafColumn): PlainReader {
   switch (leaf.kind) {
     case 'string':
       return (w, keep) => {
-        const len = w.u32('a string length');
+        const len = stringLength(w, w.u32('a string length'));
         if (!keep) {
           w.skip(len);
           return undefined;
@@ -399,21 +414,180 @@ class ChunkFile {
 /** Bytes a PLAIN value takes at least (a string: its 4-byte length). */
 const MIN_PLAIN: Record<Exclude<LeafColumn['kind'], 'boolean'>, number> = { string: 4, int32: 4, int64: 8, float: 4, double: 8 };
 
-function readDictionary(leaf: LeafColumn, codec: number, body: Uint8Array, h: ThriftStruct, uncompressed: number): unknown[] {
+/**
+ * Dictionaries of up to this many entries are held as JS values (the fastest to look up); larger
+ * ones as typed arrays (a string's bytes and offsets, numbers as doubles): a JS string costs 20 bytes
+ * or more beside its text, so millions of short entries would cost several times their page.
+ * Writers cap dictionaries far below this (1 MiB pages); a whole Arrow dictionary written as is (a
+ * pandas categorical) can hold entries no row of the chunk uses, so the count is not bounded by the
+ * chunk's values, only by MAX_PAGE_VALUES.
+ */
+const EAGER_DICTIONARY = 1 << 16;
+
+/** A dictionary page's values, looked up by index. */
+export interface Dictionary {
+  readonly size: number;
+  get(ix: number): unknown;
+}
+
+class ValueDictionary implements Dictionary {
+  constructor(private readonly values: unknown[]) {}
+  get size(): number {
+    return this.values.length;
+  }
+  get(ix: number): unknown {
+    return this.values[ix];
+  }
+}
+
+/** Many strings: their UTF-8 bytes end to end and where each starts; a string is made on lookup. */
+class StringDictionary implements Dictionary {
+  constructor(
+    private readonly bytes: Buffer,
+    private readonly offsets: Uint32Array,
+  ) {}
+  get size(): number {
+    return this.offsets.length - 1;
+  }
+  get(ix: number): string {
+    return this.bytes.toString('utf8', this.offsets[ix], this.offsets[ix + 1]);
+  }
+}
+
+class NumberDictionary implements Dictionary {
+  constructor(private readonly values: Float64Array) {}
+  get size(): number {
+    return this.values.length;
+  }
+  get(ix: number): number {
+    return this.values[ix]!;
+  }
+}
+
+/**
+ * The dictionary page's entries: count and declared size checked against each other before anything
+ * is allocated or decompressed (at least 4 bytes per string, exactly the width per number; at most
+ * MAX_PAGE_VALUES entries).
+ */
+export function dictionaryHeader(leaf: LeafColumn, h: ThriftStruct, uncompressed: number): number {
   const dh = struct(h, 7);
   if (!dh) throw new ParquetFormatError('dictionary page without its header');
   const n = count(dh, 1, 'dictionary size');
   const enc = num(dh, 2, 'dictionary encoding');
   if (enc !== ENC.PLAIN && enc !== ENC.PLAIN_DICTIONARY) throw new Unsupported(`dictionary encoding ${enc}`);
   if (leaf.kind === 'boolean') throw new Unsupported('boolean dictionary');
-  // Checked before the loop: a claimed size the page's bytes cannot hold.
   if (n * MIN_PLAIN[leaf.kind] > uncompressed) throw new ParquetFormatError(`dictionary of ${n} values in ${uncompressed} bytes`);
+  if (n > MAX_PAGE_VALUES) throw new ParquetFormatError(`a dictionary of ${n} entries, more than ${MAX_PAGE_VALUES}`);
+  if (leaf.kind !== 'string') checkDeclared(uncompressed, n * FIXED_WIDTH[leaf.kind], n, 'a dictionary');
+  return n;
+}
+
+function readDictionary(leaf: LeafColumn, codec: number, body: Uint8Array, h: ThriftStruct, uncompressed: number): Dictionary {
+  const n = dictionaryHeader(leaf, h, uncompressed);
   const w = new Window(inflater(codec, body, uncompressed), uncompressed);
   const read = plainReader(leaf);
-  const out: unknown[] = [];
-  for (let i = 0; i < n; i++) out.push(read(w, true));
+  let dict: Dictionary;
+  if (n <= EAGER_DICTIONARY) {
+    const out: unknown[] = [];
+    for (let i = 0; i < n; i++) out.push(read(w, true));
+    dict = new ValueDictionary(out);
+  } else if (leaf.kind === 'string') {
+    const offsets = new Uint32Array(n + 1);
+    // Grown as the bytes arrive: the declared size is a claim, the bytes are what the page holds.
+    let bytes = Buffer.allocUnsafe(Math.min(uncompressed - 4 * n, 1 << 20));
+    let end = 0;
+    for (let i = 0; i < n; i++) {
+      let len: number;
+      if (w.end - w.pos >= 4) {
+        len = w.buf.readUInt32LE(w.pos);
+        w.advance(4);
+      } else len = w.u32('a string length');
+      // Empty entries (millions of them cost a few bytes of zstd) need no copy and no check.
+      if (len > 0) {
+        w.need(stringLength(w, len), 'a string');
+        if (!isUtf8(w.buf.subarray(w.pos, w.pos + len))) throw new ParquetFormatError('a string that is not UTF-8');
+        if (end + len > bytes.length) {
+          const bigger = Buffer.allocUnsafe(Math.min(uncompressed, Math.max(end + len, 2 * bytes.length)));
+          bytes.copy(bigger, 0, 0, end);
+          bytes = bigger;
+        }
+        w.buf.copy(bytes, end, w.pos, w.pos + len);
+        w.advance(len);
+        end += len;
+      }
+      offsets[i + 1] = end;
+    }
+    dict = new StringDictionary(bytes.subarray(0, end), offsets);
+  } else {
+    const values = new Float64Array(n);
+    for (let i = 0; i < n; i++) values[i] = read(w, true) as number;
+    dict = new NumberDictionary(values);
+  }
   w.finish('dictionary');
-  return out;
+  return dict;
+}
+
+/** What a data page's header says, checked (dataPageHeader). v2 fields are 0 / true on a v1 page. */
+interface DataPage {
+  v2: boolean;
+  numValues: number;
+  encoding: number;
+  pageRows: number;
+  numNulls: number;
+  repLen: number;
+  defLen: number;
+  isCompressed: boolean;
+}
+
+/**
+ * A data page's header (v1 or v2) checked before its body is read: counts against the values left
+ * in the column chunk, level encodings and lengths, and the declared size against what the page's
+ * values and levels can take (bounds.ts), so that a lie is refused before anything is allocated or
+ * decompressed for it. The reader and checkPages (headers only) share it.
+ */
+function dataPageHeader(h: ThriftStruct, type: number, leaf: LeafColumn, valuesLeft: number, compressed: number, uncompressed: number): DataPage {
+  const repWidth = bitWidth(leaf.maxRep);
+  const defWidth = bitWidth(leaf.maxDef);
+  const pageValues = (dh: ThriftStruct): number => {
+    const n = count(dh, 1, 'page value count', MAX_PAGE_VALUES);
+    if (n > valuesLeft) throw new ParquetFormatError(`a page of ${n} values with ${valuesLeft} left in the column chunk`);
+    return n;
+  };
+  if (type === PAGE.DATA) {
+    const dh = struct(h, 5);
+    if (!dh) throw new ParquetFormatError('data page without its header');
+    const numValues = pageValues(dh);
+    const encoding = num(dh, 2, 'page encoding');
+    // Required fields even where the level is not stored.
+    const defEncoding = num(dh, 3, 'definition level encoding');
+    const repEncoding = num(dh, 4, 'repetition level encoding');
+    // parquet.thrift's Encoding enum: 0 and 2..9 (anything else is not an encoding at all).
+    if (!isEncoding(defEncoding) || !isEncoding(repEncoding)) throw new ParquetFormatError(`level encodings ${defEncoding} and ${repEncoding}`);
+    if (leaf.maxRep > 0 && repEncoding !== ENC.RLE) throw new Unsupported('BIT_PACKED repetition levels');
+    if (leaf.maxDef > 0 && defEncoding !== ENC.RLE) throw new Unsupported('BIT_PACKED definition levels');
+    // Which values are null shows only in the levels: the bound takes every entry as a value.
+    const levels = (leaf.maxRep > 0 ? levelsBound(numValues, repWidth) : 0) + (leaf.maxDef > 0 ? levelsBound(numValues, defWidth) : 0);
+    checkDeclared(uncompressed, levels + valuesBound(leaf.kind, encoding, numValues), numValues, 'a page');
+    return { v2: false, numValues, encoding, pageRows: 0, numNulls: 0, repLen: 0, defLen: 0, isCompressed: true };
+  }
+  const dh = struct(h, 8);
+  if (!dh) throw new ParquetFormatError('data page v2 without its header');
+  const numValues = pageValues(dh);
+  const encoding = num(dh, 4, 'page encoding');
+  const pageRows = count(dh, 3, 'page row count', numValues);
+  const numNulls = count(dh, 2, 'page null count', numValues);
+  const defLen = count(dh, 5, 'definition levels length', compressed);
+  const repLen = count(dh, 6, 'repetition levels length', compressed);
+  // Outside lists every value is a row; a row has at least one value; levels of maximum 0 are not stored.
+  if (leaf.maxRep === 0 ? pageRows !== numValues : pageRows === 0 && numValues > 0) throw new ParquetFormatError(`a page of ${numValues} values in ${pageRows} rows`);
+  if ((leaf.maxRep === 0 && repLen > 0) || (leaf.maxDef === 0 && defLen > 0)) throw new ParquetFormatError('levels stored for a level of maximum 0');
+  if (leaf.maxDef === 0 && numNulls > 0) throw new ParquetFormatError(`${numNulls} nulls in a required column`);
+  if (repLen + defLen > Math.min(compressed, uncompressed)) throw new ParquetFormatError('levels longer than the page');
+  checkDeclared(repLen, hybridBound(numValues, repWidth), numValues, 'repetition levels');
+  checkDeclared(defLen, hybridBound(numValues, defWidth), numValues, 'definition levels');
+  // The null count is checked against the levels once they are read; the bound may take it now.
+  checkDeclared(uncompressed - repLen - defLen, valuesBound(leaf.kind, encoding, numValues - numNulls), numValues - numNulls, 'a page');
+  return { v2: true, numValues, encoding, pageRows, numNulls, repLen, defLen, isCompressed: (dh[7] ?? true) !== false };
 }
 
 /**
@@ -428,7 +602,7 @@ export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: Lea
   const repWidth = bitWidth(leaf.maxRep);
   const defWidth = bitWidth(leaf.maxDef);
   const last = rows === null ? numRows - 1 : (rows[rows.length - 1] ?? -1);
-  let dict: unknown[] | null = null;
+  let dict: Dictionary | null = null;
   let row = -1;
   let next = 0;
   let keep = false;
@@ -451,46 +625,17 @@ export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: Lea
       continue;
     }
     dataPages++;
-    const valuesLeft = chunk.numValues - seen;
-    const pageValues = (dh: ThriftStruct): number => {
-      const n = count(dh, 1, 'page value count', MAX_PAGE_VALUES);
-      if (n > valuesLeft) throw new ParquetFormatError(`a page of ${n} values with ${valuesLeft} left in the column chunk`);
-      return n;
-    };
-    let numValues: number;
-    let encoding: number;
+    const page = dataPageHeader(h, type, leaf, chunk.numValues - seen, compressed, uncompressed);
+    const { numValues, encoding } = page;
     let reps: Uint8Array | null = null;
     let defs: Uint8Array | null = null;
     let w: Window;
-    if (type === PAGE.DATA) {
-      const dh = struct(h, 5);
-      if (!dh) throw new ParquetFormatError('data page without its header');
-      numValues = pageValues(dh);
-      encoding = num(dh, 2, 'page encoding');
-      // Required fields even where the level is not stored.
-      const defEncoding = num(dh, 3, 'definition level encoding');
-      const repEncoding = num(dh, 4, 'repetition level encoding');
-      // parquet.thrift's Encoding enum: 0 and 2..9 (anything else is not an encoding at all).
-      if (!isEncoding(defEncoding) || !isEncoding(repEncoding)) throw new ParquetFormatError(`level encodings ${defEncoding} and ${repEncoding}`);
-      if (leaf.maxRep > 0 && repEncoding !== ENC.RLE) throw new Unsupported('BIT_PACKED repetition levels');
-      if (leaf.maxDef > 0 && defEncoding !== ENC.RLE) throw new Unsupported('BIT_PACKED definition levels');
+    if (!page.v2) {
       w = new Window(inflater(codec, file.body(compressed, decodesWhole(codec, uncompressed)), uncompressed), uncompressed);
       if (leaf.maxRep > 0) w.runs(repWidth, (reps = new Uint8Array(numValues)), 'repetition levels');
       if (leaf.maxDef > 0) w.runs(defWidth, (defs = new Uint8Array(numValues)), 'definition levels');
     } else {
-      const dh = struct(h, 8);
-      if (!dh) throw new ParquetFormatError('data page v2 without its header');
-      numValues = pageValues(dh);
-      encoding = num(dh, 4, 'page encoding');
-      const pageRows = count(dh, 3, 'page row count', numValues);
-      const numNulls = count(dh, 2, 'page null count', numValues);
-      const defLen = count(dh, 5, 'definition levels length', compressed);
-      const repLen = count(dh, 6, 'repetition levels length', compressed);
-      // Outside lists every value is a row; a row has at least one value; levels of maximum 0 are not stored.
-      if (leaf.maxRep === 0 ? pageRows !== numValues : pageRows === 0 && numValues > 0) throw new ParquetFormatError(`a page of ${numValues} values in ${pageRows} rows`);
-      if ((leaf.maxRep === 0 && repLen > 0) || (leaf.maxDef === 0 && defLen > 0)) throw new ParquetFormatError('levels stored for a level of maximum 0');
-      if (leaf.maxDef === 0 && numNulls > 0) throw new ParquetFormatError(`${numNulls} nulls in a required column`);
-      if (repLen + defLen > Math.min(compressed, uncompressed)) throw new ParquetFormatError('levels longer than the page');
+      const { pageRows, numNulls, repLen, defLen, isCompressed } = page;
       if (row + pageRows >= numRows) throw new ParquetFormatError(`a page past the row group's ${numRows} rows`);
       // V2 pages start at row boundaries: a page with no wanted row is skipped undecompressed.
       if (rows !== null && (next >= rows.length || rows[next]! > row + pageRows)) {
@@ -500,7 +645,6 @@ export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: Lea
         if (row >= last) break;
         continue;
       }
-      const isCompressed = (dh[7] ?? true) !== false;
       const valuesSize = uncompressed - repLen - defLen;
       const body = file.body(compressed, isCompressed && decodesWhole(codec, valuesSize));
       if (repLen + defLen > body.length) throw new ParquetFormatError('levels longer than the page');
@@ -574,12 +718,16 @@ export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: Lea
         w.need(1, 'the index bit width');
         const width = w.buf[w.pos]!;
         w.advance(1);
+        if (width > 32) throw new ParquetFormatError(`bit width ${width}`);
         const len = w.rest(); // the indices run to the end of the page
+        // The header's bound took 32 bits: at this width the runs may take less, and no more is held.
+        checkDeclared(len, hybridBound(present, width), present, 'dictionary indices');
         w.need(len, 'dictionary indices');
         decodeHybrid(w.buf.subarray(w.pos, w.pos + len), width, present, indices, true);
         w.advance(len);
         // Every index, wanted or not: a file with one out of range is corrupt whichever rows are read.
-        for (let j = 0; j < present; j++) if (indices[j]! >= dict.length) throw new ParquetFormatError(`dictionary index ${indices[j]} of a dictionary of ${dict.length}`);
+        const size = dict.size;
+        for (let j = 0; j < present; j++) if (indices[j]! >= size) throw new ParquetFormatError(`dictionary index ${indices[j]} of a dictionary of ${size}`);
       } else w.skip(w.rest()); // writers differ on whether a page of nulls still has its bit width
 
     } else if (encoding === ENC.DELTA_BINARY_PACKED && (leaf.kind === 'int32' || leaf.kind === 'int64')) {
@@ -631,7 +779,7 @@ export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: Lea
       if (d === maxDef) {
         if (indices) {
           const ix = indices[nextIndex++]!;
-          if (keep) v = dict![ix];
+          if (keep) v = dict!.get(ix);
         } else if (lengths) {
           const len = lengths[nextIndex]!;
           if (len < 0) throw new ParquetFormatError('a negative string length');
@@ -639,6 +787,7 @@ export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: Lea
             // Every value is needed to build the next one.
             const pre = prefixes[nextIndex]!;
             if (pre < 0 || pre > previous.length) throw new ParquetFormatError('a prefix longer than the previous value');
+            checkStringLength(pre + stringLength(w, len));
             // Prefixes cost no bytes in the page: bound the bytes they expand to, or a small page could copy terabytes.
             expanded += pre + len;
             if (expanded > MAX_PAGE) throw new ParquetFormatError('prefix-encoded values of more than 2 GiB in one page');
@@ -647,10 +796,11 @@ export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: Lea
             w.advance(len);
             if (keep) v = utf8(previous, 0, previous.length);
           } else if (keep) {
+            stringLength(w, len);
             w.need(len, 'a string');
             v = utf8(w.buf, w.pos, w.pos + len);
             w.advance(len);
-          } else w.skip(len);
+          } else w.skip(stringLength(w, len));
           nextIndex++;
         } else if (decodedValues) {
           v = decodedValues[nextIndex++];
@@ -661,8 +811,9 @@ export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: Lea
             len = w.buf.readUInt32LE(w.pos);
             w.advance(4);
           } else len = w.u32('a string length');
+          // (A window never holds more than the longest string: whatever passes here is no longer.)
           if (w.end - w.pos >= len) w.advance(len);
-          else w.skip(len);
+          else w.skip(stringLength(w, len));
         } else if (plain) {
           v = plain(w, keep);
         } else if (boolRuns) {
@@ -692,6 +843,91 @@ export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: Lea
   if (rows === null && !file.done) throw new ParquetFormatError('bytes after the last page of the column chunk');
   if (rows === null ? row + 1 !== numRows : next !== rows.length) {
     throw new ParquetFormatError(`column ${leaf.path.join('.')} has ${row + 1} rows, the row group ${numRows}`);
+  }
+}
+
+/**
+ * What checkPages looks at beyond the headers. `levels`: decode every page's repetition and
+ * definition levels and refuse those above their maximum (v1 pages keep them at the front of the
+ * compressed body: a streamed page is decompressed only that far). Whatever the options, a page
+ * that declares more than the longest string (a string page, or a string dictionary) is streamed
+ * through its value lengths, checked before their bytes are expanded and skipped.
+ */
+export interface PageChecks {
+  levels: boolean;
+}
+
+/** The lengths of `n` PLAIN strings in the window, each checked (stringLength), their bytes skipped. */
+function skipStrings(w: Window, n: number): void {
+  for (let i = 0; i < n; i++) w.skip(stringLength(w, w.u32('a string length')));
+}
+
+/**
+ * Every page header of `chunk` checked as the reader checks it before reading a body (counts, level
+ * lengths, declared sizes against what the values can take and against the codec's expansion,
+ * dictionary sizes), and the bodies only as far as `checks` asks (PageChecks): cheap enough to run
+ * before a reader that trusts these sizes (parquet-wasm, DuckDB) is handed the chunk. Throws what
+ * the reader would.
+ */
+export function checkPages(fd: number, chunk: ChunkMeta, leaf: LeafColumn, checks: PageChecks): void {
+  const file = new ChunkFile(fd, chunk);
+  const repWidth = bitWidth(leaf.maxRep);
+  const defWidth = bitWidth(leaf.maxDef);
+  const levels = checks.levels && (leaf.maxRep > 0 || leaf.maxDef > 0);
+  let seen = 0;
+  while (!file.done && seen < chunk.numValues) {
+    const h = file.header();
+    const type = num(h, 1, 'page type');
+    const compressed = count(h, 3, 'compressed page size', MAX_PAGE);
+    const uncompressed = count(h, 2, 'uncompressed page size', MAX_PAGE);
+    // A page no longer than the longest string cannot hold a string too long for one.
+    const giant = leaf.kind === 'string' && uncompressed > MAX_STRING_BYTES;
+    if (type === PAGE.DICTIONARY) {
+      const n = dictionaryHeader(leaf, h, uncompressed);
+      checkDeclaredSize(chunk.codec, compressed, uncompressed);
+      if (!giant) file.skipBody(compressed);
+      else {
+        const w = new Window(inflater(chunk.codec, file.body(compressed, decodesWhole(chunk.codec, uncompressed)), uncompressed), uncompressed);
+        skipStrings(w, n);
+        w.close();
+      }
+      continue;
+    }
+    if (type !== PAGE.DATA && type !== PAGE.DATA_V2) {
+      file.skipBody(compressed);
+      continue;
+    }
+    const page = dataPageHeader(h, type, leaf, chunk.numValues - seen, compressed, uncompressed);
+    const { numValues } = page;
+    const lv = page.repLen + page.defLen;
+    checkDeclaredSize(page.isCompressed ? chunk.codec : 0, compressed - lv, uncompressed - lv);
+    seen += numValues;
+    const strings = giant && page.encoding === ENC.PLAIN;
+    if (!levels && !strings) {
+      file.skipBody(compressed);
+      continue;
+    }
+    let reps: Uint8Array | null = null;
+    let defs: Uint8Array | null = null;
+    let w: Window | null = null;
+    if (!page.v2) {
+      w = new Window(inflater(chunk.codec, file.body(compressed, decodesWhole(chunk.codec, uncompressed)), uncompressed), uncompressed);
+      if (leaf.maxRep > 0) w.runs(repWidth, (reps = new Uint8Array(numValues)), 'repetition levels');
+      if (leaf.maxDef > 0) w.runs(defWidth, (defs = new Uint8Array(numValues)), 'definition levels');
+    } else {
+      const body = file.body(compressed, page.isCompressed && decodesWhole(chunk.codec, uncompressed - lv));
+      if (leaf.maxRep > 0) decodeHybrid(body.subarray(0, page.repLen), repWidth, numValues, (reps = new Uint8Array(numValues)), true);
+      if (leaf.maxDef > 0) decodeHybrid(body.subarray(page.repLen, lv), defWidth, numValues, (defs = new Uint8Array(numValues)), true);
+      if (strings) w = new Window(inflater(page.isCompressed ? chunk.codec : 0, body.subarray(lv), uncompressed - lv), uncompressed - lv);
+    }
+    if (reps) checkLevels(reps, leaf.maxRep, 'repetition');
+    if (defs) checkLevels(defs, leaf.maxDef, 'definition');
+    if (w && strings) {
+      let present = numValues;
+      if (defs) for (let i = 0; i < numValues; i++) if (defs[i] !== leaf.maxDef) present--;
+      skipStrings(w, present);
+    }
+    w?.close();
   }
 }
 

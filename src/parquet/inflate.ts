@@ -107,6 +107,35 @@ function plausible(name: string, size: number, compressed: number, ratio: number
   }
 }
 
+/**
+ * What `inflater(codec, body, size)` refuses from the sizes alone, before it decodes anything: a
+ * declared size over 2 GiB, an uncompressed body of another size, and, where the page is held
+ * whole, a size beyond the codec's largest expansion of `compressed` bytes (streamed pages need no
+ * ratio cap: what they declare is never allocated).
+ */
+export function checkDeclaredSize(codec: number, compressed: number, size: number): void {
+  if (size < 0 || size > MAX_PAGE) throw new ParquetFormatError(`page declares ${size} bytes`);
+  switch (codec) {
+    case CODEC.UNCOMPRESSED:
+      if (compressed !== size) throw new ParquetFormatError(`uncompressed page of ${compressed} bytes declares ${size}`);
+      return;
+    case CODEC.SNAPPY:
+      // A copy of 64 bytes costs 3: at most 64/3 x the body, plus the preamble.
+      return plausible('SNAPPY', size, compressed, 22, 64);
+    case CODEC.GZIP:
+      // Deflate's longest match (258 bytes) costs at least 2 bits: at most 1032x, plus the headers.
+      return plausible('GZIP', size, compressed, 1032, 1024);
+    case CODEC.BROTLI:
+      // The whole page is held: refuse a declared size far beyond real data (5-50x) before allocating it.
+      if (brotliPath(size) === 'whole') plausible('BROTLI', size, compressed, 4096, 1024);
+      return;
+    case CODEC.LZ4:
+    case CODEC.LZ4_RAW:
+      // A match length byte of 255 is the most a byte can add.
+      return plausible(codec === CODEC.LZ4 ? 'LZ4' : 'LZ4_RAW', size, compressed, 255, 64);
+  }
+}
+
 let collect: (() => void) | null | undefined;
 
 /**
@@ -338,8 +367,6 @@ function zlibWhole(name: string, size: number, run: (maxOutputLength: number) =>
 let fflate: { Gunzip: PushDecoder; Unzlib: PushDecoder } | undefined;
 
 function gzip(src: Uint8Array, size: number): Inflater {
-  // Deflate's longest match (258 bytes) costs at least 2 bits: at most 1032x, plus the headers.
-  plausible('GZIP', size, src.length, 1032, 1024);
   if (size <= GZIP_WHOLE && process.env.DIVERGENCE_MINE_GZIP !== 'stream') {
     return zlibWhole('GZIP', size, (maxOutputLength) => unzipSync(src, { maxOutputLength }));
   }
@@ -445,8 +472,6 @@ class BrotliStream extends ChunkedOutput {
 
 function brotli(src: Uint8Array, size: number): Inflater {
   if (brotliPath(size) === 'whole') {
-    // The whole page is held: refuse a declared size far beyond real data (5-50x) before allocating it.
-    plausible('BROTLI', size, src.length, 4096, 1024);
     return zlibWhole('BROTLI', size, (maxOutputLength) => {
       // `info` (not in @types/node's BrotliOptions) returns the engine too, which counts the input consumed.
       const withInfo = { maxOutputLength, info: true } as BrotliOptions;
@@ -471,8 +496,6 @@ const nativeSnappy = lazyNative('DIVERGENCE_MINE_SNAPPY', () => requireCjs('snap
 let snappyJs: { uncompress(compressed: Uint8Array, maxLength?: number): Uint8Array } | undefined;
 
 function snappy(src: Uint8Array, size: number): Inflater {
-  // A copy of 64 bytes costs 3: at most 64/3 x the body, plus the preamble.
-  plausible('SNAPPY', size, src.length, 22, 64);
   // The preamble (a varint) states the output length, which the decoders allocate: check it first.
   let len = 0;
   let p = 0;
@@ -582,8 +605,6 @@ class HadoopLz4 extends ChunkedOutput {
 
 function lz4(src: Uint8Array, size: number, hadoop: boolean): Inflater {
   const name = hadoop ? 'LZ4' : 'LZ4_RAW';
-  // A match length byte of 255 is the most a byte can add.
-  plausible(name, size, src.length, 255, 64);
   const frames = hadoop ? hadoopFrames(src, size) : null;
   if (frames) return new Bounded(new HadoopLz4(src, frames), name, size);
   // One raw block (LZ4_RAW, or an unframed LZ4 page): decoded whole, its declared size bounded above.
@@ -625,10 +646,9 @@ export function mayHoldWhole(codec: number, size: number): boolean {
 
 /** The decompressed body of a page that declares `size` bytes. */
 export function inflater(codec: number, src: Uint8Array, size: number): Inflater {
-  if (size < 0 || size > MAX_PAGE) throw new ParquetFormatError(`page declares ${size} bytes`);
+  checkDeclaredSize(codec, src.length, size);
   switch (codec) {
     case CODEC.UNCOMPRESSED:
-      if (src.length !== size) throw new ParquetFormatError(`uncompressed page of ${src.length} bytes declares ${size}`);
       return new Plain(src);
     case CODEC.SNAPPY:
       return snappy(src, size);

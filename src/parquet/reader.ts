@@ -6,7 +6,8 @@
 import { closeSync, openSync } from 'node:fs';
 import { ExitCode, UserError } from '../errors.js';
 import { assembleRow, listLevels } from './assemble.js';
-import { largestWholePage, leafRows } from './column.js';
+import { ValueTooLong } from './bounds.js';
+import { checkPages, largestWholePage, leafRows, type PageChecks } from './column.js';
 import { Unsupported, readFooter, type FileMeta, type LogicalNode } from './meta.js';
 import type { MetaResult } from './file-summary.js';
 import { ParquetFormatError } from './thrift.js';
@@ -14,6 +15,8 @@ import { ParquetFormatError } from './thrift.js';
 export { Unsupported } from './meta.js';
 
 function corrupt(path: string, where: string, e: unknown): UserError {
+  // A value too long for a string is no corrupt byte: the message says what it is.
+  if (e instanceof ValueTooLong) return new UserError(`${path}: ${where}${e.message}`, ExitCode.corrupt);
   return new UserError(`${path}: ${where}corrupt parquet data (${(e as Error).message})`, ExitCode.corrupt);
 }
 
@@ -116,6 +119,48 @@ export function fileMeta(path: string): MetaResult {
   return { numRows: m.numRows, rowGroupRows: m.rowGroups.map((g) => g.numRows), fields };
 }
 
+
+/**
+ * The page headers of `columns` in `rowGroup` checked as this reader checks them before reading a
+ * body (column.ts checkPages: declared sizes against what the values can take, dictionary sizes,
+ * counts), from the headers alone: run before parquet-wasm or DuckDB, which allocate what a page
+ * declares, is handed the row group. Throws the reader's one-line corrupt-file error; a footer or
+ * column this reader cannot read (corrupt by its stricter rules, or Unsupported) is left to them.
+ */
+export function checkPageHeaders(path: string, rowGroup: number, columns: readonly string[], checks: PageChecks = { levels: false }): void {
+  let meta: FileMeta;
+  try {
+    meta = footer(path);
+  } catch (e) {
+    if (e instanceof UserError || e instanceof Unsupported) return;
+    throw e;
+  }
+  const rg = meta.rowGroups[rowGroup];
+  if (!rg) return;
+  const fd = openSync(path, 'r');
+  let where = '';
+  try {
+    for (const name of columns) {
+      const col = meta.columns.get(name);
+      if (!col?.node) continue;
+      for (const i of col.leaves) {
+        const leaf = meta.leaves[i];
+        if (!leaf) continue;
+        where = `column ${leaf.path.join('.')}: `;
+        try {
+          checkPages(fd, rg.chunks[i]!, leaf, checks);
+        } catch (e) {
+          if (!(e instanceof Unsupported)) throw e; // a leaf this reader does not decode: the other reader's alone
+        }
+      }
+    }
+  } catch (e) {
+    if (e instanceof ParquetFormatError) throw corrupt(path, `row group ${rowGroup}, ${where}`, e);
+    throw e;
+  } finally {
+    closeSync(fd);
+  }
+}
 
 /**
  * The largest page of `columns` in `rowGroup` that is decompressed whole (snappy, LZ4, brotli, gzip

@@ -14,9 +14,14 @@ export interface CliResult {
   stderr: string;
 }
 
-export async function cli(args: string[]): Promise<CliResult> {
+/** Variables of the schedulers `--partition auto` reads: never inherited by a test's run. */
+const SCHEDULER_VARIABLE = /^(SLURM_|AWS_BATCH_|JOB_COMPLETION_INDEX$)/;
+
+/** `env`: variables set for this run, over this process's environment without any scheduler's variables. */
+export async function cli(args: string[], env?: Record<string, string>): Promise<CliResult> {
+  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !SCHEDULER_VARIABLE.test(k)));
   try {
-    const r = await run(process.execPath, [BIN, ...args], { timeout: 120_000, maxBuffer: 1 << 26 });
+    const r = await run(process.execPath, [BIN, ...args], { timeout: 120_000, maxBuffer: 1 << 26, env: { ...base, ...env } });
     return { code: 0, stderr: r.stderr };
   } catch (e) {
     const err = e as { code?: number; stderr?: string };

@@ -1,13 +1,14 @@
 // One reader per process, driven by the fuzzer (parquet-fuzz.mjs) over IPC: `ours` (dist/parquet/, the
-// built reader), `ref` (parquet-wasm + the Arrow getters the wasm engine uses) or `duck` (DuckDB's
-// native parquet reader, values as its to_json gives them). The parent owns the watchdog: a case that
+// built reader), `ref` (parquet-wasm + the Arrow getters the wasm engine uses), `duck` (DuckDB's
+// native parquet reader, values as its to_json gives them) or `check` (the checks the wasm and duckdb
+// engines run with our reader before those readers get a row group: checkPageHeaders with levels). The parent owns the watchdog: a case that
 // hangs or aborts this process is killed and reported there.
 import { openAsBlob } from 'node:fs';
 import { tableFromIPC } from 'apache-arrow';
 
 const which = process.argv[2];
 const dist = new URL('../../dist/', import.meta.url);
-const { fileMeta, readRowGroup, Unsupported } = await import(new URL('parquet/reader.js', dist).href);
+const { checkPageHeaders, fileMeta, readRowGroup, Unsupported } = await import(new URL('parquet/reader.js', dist).href);
 const { UserError } = await import(new URL('errors.js', dist).href);
 const { makeGetter } = await import(new URL('io/arrow-values.js', dist).href);
 const { ParquetFile } = await import('parquet-wasm');
@@ -80,14 +81,21 @@ async function duck(path, columns) {
   return { groups, full, part };
 }
 
+/** The engines' pre-check on every row group: ok (null) or the UserError it throws. */
+function check(path, columns) {
+  const groups = fileMeta(path).rowGroupRows;
+  for (let g = 0; g < groups.length; g++) checkPageHeaders(path, g, columns, { levels: true });
+  return null;
+}
+
 process.on('message', async ({ id, path, columns }) => {
   let reply;
   try {
-    const value = which === 'ours' ? ours(path, columns) : which === 'duck' ? await duck(path, columns) : await ref(path, columns);
+    const value = which === 'ours' ? ours(path, columns) : which === 'duck' ? await duck(path, columns) : which === 'check' ? check(path, columns) : await ref(path, columns);
     reply = { id, kind: 'ok', value };
   } catch (e) {
     if (which === 'ours' && e instanceof Unsupported) reply = { id, kind: 'unsupported', message: e.message };
-    else if (which === 'ours' && e instanceof UserError) reply = { id, kind: 'user-error', exitCode: e.exitCode, message: e.message };
+    else if ((which === 'ours' || which === 'check') && e instanceof UserError) reply = { id, kind: 'user-error', exitCode: e.exitCode, message: e.message };
     else reply = { id, kind: 'exception', message: e instanceof Error ? `${e.name}: ${e.message}\n${e.stack}` : String(e) };
   }
   reply.maxRssKiB = process.resourceUsage().maxRSS;

@@ -643,6 +643,18 @@ export function withFooter(bytes, edit) {
   return finish(layout, encodeStruct(f.footer));
 }
 
+/**
+ * `bytes` with its pages and footer changed by `edit(file, { get, set, drop, field })` (`file`: what
+ * parseFile returns; a page's `body` and `header` may be replaced), every offset recomputed: for
+ * generators of hand-made hostile files.
+ */
+export function withPages(bytes, edit) {
+  const f = parseFile(bytes);
+  edit(f, { get, set, drop, field });
+  const layout = buildFile(f);
+  return finish(layout, encodeStruct(f.footer));
+}
+
 // --- base files ----------------------------------------------------------------------------------
 export async function baseFiles(dir) {
   const pw = await import('parquet-wasm');
@@ -732,8 +744,8 @@ class Reader {
   }
 }
 
-/** The one-line corrupt-file error the CLI prints for exit 5. */
-const CLEAN = /^[^\n]+: (row group \d+, (column [^\n:]+: )?)?corrupt parquet data \([^\n]*\)$/;
+/** The one-line corrupt-file error the CLI prints for exit 5 (or a value too long for a string, also exit 5). */
+const CLEAN = /^[^\n]+: (row group \d+, (column [^\n:]+: )?)?(corrupt parquet data \([^\n]*\)|a string value of [\d,]+ bytes, longer than the longest JavaScript string \([^\n]*\))$/;
 
 /** Why `a` and `b` (readings of the same columns: groups, full, part) differ, or null when they do not. */
 function differs(a, b) {
@@ -794,14 +806,29 @@ function ignoredField(c, ours, base) {
 }
 
 /**
+ * What the other readers make of a file ours refused (`others`): `read` when a reader returned rows
+ * (and so would the wasm or duckdb engine, but for the check it runs first), else `refused`; and
+ * whether that check (checkPageHeaders with levels, in its own process) refuses the file.
+ */
+async function othersOnRefused(path, columns, ref, duck, check, timeoutMs) {
+  const verdict = (r) => (r.kind === 'ok' ? 'read' : 'refused');
+  const c = await check.run(path, columns, timeoutMs);
+  return { wasm: verdict(await ref.run(path, columns, timeoutMs)), duckdb: verdict(await duck.run(path, columns, timeoutMs)), checked: c.kind === 'user-error' ? 'refused' : c.kind === 'ok' ? 'passed' : c.kind };
+}
+
+/**
  * Run `cases` cases of `seed`. Returns the summary and the failures (each with its seed and case
  * number, enough to rebuild the file with makeCase). `keep`: a folder that keeps failing files.
+ * `others`: also ask parquet-wasm, DuckDB and the engines' pre-check about every file ours refused
+ * (`refused`: one entry per such case).
  */
-export async function runFuzz({ cases, seed, timeoutMs = 20000, keep = null, log = () => {} }) {
+export async function runFuzz({ cases, seed, timeoutMs = 20000, keep = null, log = () => {}, others = false }) {
   const dir = mkdtempSync(join(tmpdir(), 'dm-pq-fuzz-'));
   const ours = new Reader('ours');
   const ref = new Reader('ref');
   const duck = new Reader('duck');
+  const check = new Reader('check');
+  const refused = [];
   const counts = {};
   const byKind = {};
   const failures = [];
@@ -840,6 +867,7 @@ export async function runFuzz({ cases, seed, timeoutMs = 20000, keep = null, log
       if (j.outcome === 'needs-duckdb') j = judge(c, path, a, b, await duck.run(path, columns, timeoutMs), baseRows[c.base]);
       counts[j.outcome] = (counts[j.outcome] ?? 0) + 1;
       (byKind[c.kind] ??= {})[j.outcome] = (byKind[c.kind][j.outcome] ?? 0) + 1;
+      if (others && j.outcome === 'clean-error') refused.push({ id, kind: c.kind, what: c.what, why: j.why.replace(/^.*?corrupt parquet data \(/, '').replace(/\)$/, ''), ...(await othersOnRefused(path, columns, ref, duck, check, timeoutMs)) });
       if (j.outcome.startsWith('FAIL')) {
         failures.push({ seed, id, base: c.base, kind: c.kind, what: c.what, outcome: j.outcome, why: j.why });
         if (keep) {
@@ -854,9 +882,10 @@ export async function runFuzz({ cases, seed, timeoutMs = 20000, keep = null, log
     ours.kill();
     ref.kill();
     duck.kill();
+    check.kill();
     rmSync(dir, { recursive: true, force: true });
   }
-  return { cases, seed, counts, byKind, failures, lenient, baseline };
+  return { cases, seed, counts, byKind, failures, lenient, baseline, refused };
 }
 
 // --- command line: npm run fuzz -- --cases N --seed S [--keep DIR] [--timeout MS] [--all] ---------
@@ -868,7 +897,8 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const cases = Number(arg('cases', 500));
   const seed = Number(arg('seed', 1));
   const started = Date.now();
-  const res = await runFuzz({ cases, seed, timeoutMs: Number(arg('timeout', 20000)), keep: arg('keep', null), log: (l) => console.log(l) });
+  const others = process.argv.includes('--others');
+  const res = await runFuzz({ cases, seed, timeoutMs: Number(arg('timeout', 20000)), keep: arg('keep', null), log: (l) => console.log(l), others });
   const secs = ((Date.now() - started) / 1000).toFixed(1);
   console.log(`\nparquet fuzz: seed ${seed}, ${res.cases} cases in ${secs} s`);
   for (const [k, n] of Object.entries(res.counts).sort()) console.log(`  ${k.padEnd(30)} ${n}`);
@@ -886,6 +916,25 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     }
     console.log('  by verdict / what was changed / what parquet-wasm said:');
     for (const [k, n] of Object.entries(byReason).sort((a, b) => b[1] - a[1])) console.log(`    ${String(n).padStart(4)}  ${k}`);
+  }
+  if (others) {
+    // Files ours refused: which other reader returns rows for them, and whether the pre-check of the
+    // wasm and duckdb engines stops them there (the rest those engines read, rows that are not the file's).
+    const tally = {};
+    for (const r of res.refused) {
+      const k = `parquet-wasm ${r.wasm}, DuckDB ${r.duckdb}, pre-check ${r.checked}`;
+      tally[k] = (tally[k] ?? 0) + 1;
+    }
+    console.log(`refused by ours (${res.refused.length}), what the others do:`);
+    for (const [k, n] of Object.entries(tally).sort((a, b) => b[1] - a[1])) console.log(`  ${String(n).padStart(5)}  ${k}`);
+    const through = res.refused.filter((r) => r.checked === 'passed' && (r.wasm === 'read' || r.duckdb === 'read'));
+    const byWhy = {};
+    for (const r of through) {
+      const k = `${r.wasm === 'read' ? 'wasm' : '-'}/${r.duckdb === 'read' ? 'duckdb' : '-'}: ${r.why.replace(/\d+/g, 'N').slice(0, 80)}`;
+      byWhy[k] = (byWhy[k] ?? 0) + 1;
+    }
+    console.log(`read by another reader and not stopped by the pre-check (${through.length}), by what ours says:`);
+    for (const [k, n] of Object.entries(byWhy).sort((a, b) => b[1] - a[1])) console.log(`  ${String(n).padStart(5)}  ${k}`);
   }
   console.log(`failures: ${res.failures.length}`);
   process.exitCode = res.failures.length > 0 ? 1 : 0;

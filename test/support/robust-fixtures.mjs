@@ -243,12 +243,13 @@ export function writeJsonl(path, rows) {
 
 /**
  * Run the built CLI. Resolves with {code, signal, stdout, stderr, ms, timedOut}; never rejects.
- * `timeoutMs` kills the process group (SIGKILL) and marks the result timedOut.
+ * `timeoutMs` kills the process group (SIGKILL) and marks the result timedOut. `nodeArgs`: options
+ * for node itself (before the script).
  */
-export function runCli(args, { timeoutMs = 60_000, env = {}, cwd = ROOT, onSpawn } = {}) {
+export function runCli(args, { timeoutMs = 60_000, env = {}, cwd = ROOT, onSpawn, nodeArgs = [] } = {}) {
   return new Promise((res) => {
     const started = Date.now();
-    const child = spawn(process.execPath, [BIN, ...args], {
+    const child = spawn(process.execPath, [...nodeArgs, BIN, ...args], {
       cwd,
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
