@@ -11,7 +11,6 @@ import { rmSync, writeSync } from 'node:fs';
 import { constants } from 'node:os';
 import type { Readable } from 'node:stream';
 import { ExitCode } from './errors.js';
-import { removeEmptyFolders } from './io/atomic.js';
 import { CHILD_FD, SUPERVISED_ENV, decodeEntry, type ManifestEntry } from './io/supervision.js';
 import { neutralise } from './io/terminal-text.js';
 
@@ -54,7 +53,7 @@ export class Manifest {
   }
 
   /** Remove them: temporary paths first (newest first), then the folders made for them. */
-  removeAll(): void {
+  async removeAll(): Promise<void> {
     const list = this.pending().reverse();
     for (const e of list) {
       if (e.op !== 'temp') continue;
@@ -64,7 +63,9 @@ export class Manifest {
         // Not ours to fix here: a leftover that stays is only disk space (the next run sweeps it).
       }
     }
-    for (const e of list) if (e.op === 'folders') removeEmptyFolders(e.path, e.top);
+    // Loaded only now: nothing the supervisor does not need before the CLI starts.
+    const { removeEmptyFolders } = list.some((e) => e.op === 'folders') ? await import('./io/atomic.js') : { removeEmptyFolders: null };
+    for (const e of list) if (e.op === 'folders') removeEmptyFolders!(e.path, e.top);
     this.open.clear();
   }
 }
@@ -129,8 +130,8 @@ export function supervise(script: string, args: string[]): void {
     process.exit(ExitCode.bug);
   });
   // 'close': the child has exited and every pipe is read to its end (the whole manifest is in).
-  child.on('close', (code, signal) => {
-    manifest.removeAll();
+  child.on('close', async (code, signal) => {
+    await manifest.removeAll();
     if (signal) {
       const d = deathLine(signal, native);
       say(d.line);

@@ -127,7 +127,7 @@ describe('the manifest of temporary paths', () => {
     expect(m.pending()).toStrictEqual([entries[1], entries[3]]);
   });
 
-  it('removes temporary paths, then made folders while empty', () => {
+  it('removes temporary paths, then made folders while empty', async () => {
     const root = join(dir, 'manifest');
     const made = join(root, 'made', 'deeper');
     mkdirSync(made, { recursive: true });
@@ -141,7 +141,7 @@ describe('the manifest of temporary paths', () => {
       ].join(''),
     );
     // The temporary file inside the made folder does not exist yet: removing it is no error.
-    m.removeAll();
+    await m.removeAll();
     expect(readdirSync(root)).toStrictEqual([]);
     expect(m.pending()).toStrictEqual([]);
   });

@@ -12,9 +12,14 @@
 //   fd 5  the lifeline: the supervisor never writes it; its end (the supervisor killed outright) tells
 //         the CLI to clean up and stop.
 import { writeSync } from 'node:fs';
-import { Socket } from 'node:net';
-import { Writable } from 'node:stream';
-import { isatty, WriteStream } from 'node:tty';
+import { createRequire } from 'node:module';
+import type { Socket as NetSocket } from 'node:net';
+import type { Writable as StreamWritable } from 'node:stream';
+import type * as Tty from 'node:tty';
+
+// net, stream and tty are loaded only in the CLI process, when it adopts the supervision: the
+// supervisor reads this module too, before it starts the CLI, and every run waits for that.
+const load = createRequire(import.meta.url);
 
 /** Set (to "1") in the CLI process's environment by the supervisor. */
 export const SUPERVISED_ENV = 'DIVERGENCE_MINE_SUPERVISED';
@@ -70,23 +75,21 @@ function writeAll(fd: number, bytes: Uint8Array): void {
   }
 }
 
-/**
- * `process.stderr` on a file descriptor, written synchronously like Node's own stderr (a TTY gets
- * Node's tty.WriteStream, so `isTTY` and the progress line behave as they would on fd 2).
- */
-class SyncFdStream extends Writable {
-  readonly isTTY = false;
-  constructor(readonly fd: number) {
-    super({ decodeStrings: true });
-  }
-  override _write(chunk: Buffer, _enc: BufferEncoding, cb: (e?: Error | null) => void): void {
-    try {
-      writeAll(this.fd, chunk);
-      cb();
-    } catch (e) {
-      cb(e as Error);
-    }
-  }
+/** A synchronous `process.stderr` on a file descriptor that is not a TTY (a pipe, a file), as Node's own stderr is. */
+function syncFdStream(fd: number): StreamWritable & { isTTY: false; fd: number } {
+  const { Writable } = load('node:stream') as typeof import('node:stream');
+  const stream = new Writable({
+    decodeStrings: true,
+    write(chunk: Buffer, _enc, cb) {
+      try {
+        writeAll(fd, chunk);
+        cb();
+      } catch (e) {
+        cb(e as Error);
+      }
+    },
+  });
+  return Object.assign(stream, { isTTY: false as const, fd });
 }
 
 /**
@@ -98,7 +101,9 @@ export function adoptSupervision(): boolean {
   if (!isSupervisedChild()) return false;
   delete process.env[SUPERVISED_ENV];
   const fd = CHILD_FD.stderr;
-  const stream = isatty(fd) ? new WriteStream(fd) : new SyncFdStream(fd);
+  const tty = load('node:tty') as typeof Tty;
+  // A TTY gets Node's tty.WriteStream, so `isTTY` and the progress line behave as they would on fd 2.
+  const stream = tty.isatty(fd) ? new tty.WriteStream(fd) : syncFdStream(fd);
   // Errors of the real stderr (a closed pipe) are not the run's: as Node does for fd 2, ignore them.
   stream.on('error', () => {});
   Object.defineProperty(process, 'stderr', { configurable: true, enumerable: true, get: () => stream });
@@ -109,7 +114,8 @@ export function adoptSupervision(): boolean {
 /** Call `onGone` when the supervisor is gone (killed outright: its end of the lifeline closes). */
 export function watchSupervisor(onGone: () => void): void {
   if (manifestFd === null) return;
-  const life = new Socket({ fd: CHILD_FD.lifeline, readable: true, writable: false });
+  const { Socket } = load('node:net') as typeof import('node:net');
+  const life: NetSocket = new Socket({ fd: CHILD_FD.lifeline, readable: true, writable: false });
   let fired = false;
   const gone = () => {
     if (fired) return;
