@@ -93,6 +93,35 @@ describe('Pool with a misbehaving worker: every task settles', () => {
     else expect(after).toBe(error);
   }, 60_000);
 
+  it('drainOnClose (DuckDB workers): after a failed task nothing new starts, and close() lets the task in flight settle', async () => {
+    const pool = new Pool(2, dir, { workerUrl: WORKER, drainOnClose: true });
+    let slowSettled = false;
+    const slow = pool.run(task('slow')).then(() => (slowSettled = true));
+    const failed = pool.run(task('decoder-error')).catch((e: unknown) => e);
+    // Queued behind the failure: with drainOnClose it never starts (the run is ending).
+    const later = pool.run(task('ok'));
+    let laterStarted = false;
+    later.then(() => (laterStarted = true), () => {});
+    expect(await failed).toBeInstanceOf(UserError);
+    await pool.close();
+    // close() waited for the slow task instead of terminating its worker in the middle of it.
+    expect(slowSettled).toBe(true);
+    await slow;
+    expect(laterStarted).toBe(false);
+  }, 60_000);
+
+  it('without drainOnClose, a failed task does not stop the queue', async () => {
+    const pool = new Pool(1, dir, { workerUrl: WORKER });
+    try {
+      const failed = pool.run(task('decoder-error')).catch((e: unknown) => e);
+      const after = await pool.run(task('ok'));
+      expect(await failed).toBeInstanceOf(UserError);
+      expect(after).toStrictEqual({ numRows: 1, rowGroupRows: [1], fields: [] });
+    } finally {
+      await pool.close();
+    }
+  }, 60_000);
+
   it('a dead worker among live ones: its task fails, the others go on', async () => {
     const pool = new Pool(2, dir, { workerUrl: WORKER });
     try {

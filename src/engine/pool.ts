@@ -71,7 +71,17 @@ export interface PoolOptions {
   /** The worker script (tests give their own); default read/worker.js. */
   workerUrl?: URL;
   resourceLimits?: ResourceLimits;
+  /**
+   * For workers that run native async work (DuckDB): after the first failed task no new task starts,
+   * and close() lets the tasks in flight settle (at most DRAIN_MS) before it terminates the workers.
+   * Terminating a worker while a DuckDB query runs aborts the whole process in native code
+   * (Napi::AsyncWorker completing during the worker's teardown).
+   */
+  drainOnClose?: boolean;
 }
+
+/** The longest close() waits for tasks in flight, with drainOnClose. */
+export const DRAIN_MS = 10_000;
 
 export class Pool {
   private readonly workers: Worker[] = [];
@@ -81,6 +91,10 @@ export class Pool {
   private closed = false;
   /** Set when the last worker died: later tasks fail with it instead of waiting forever. */
   private dead: Error | null = null;
+  /** With drainOnClose: a task failed, so nothing new starts (the run is ending). */
+  private failed = false;
+  /** Called whenever a busy worker settles (close() waits on it with drainOnClose). */
+  private onSettled: (() => void) | null = null;
 
   /** Workers started so far; worker k writes spill file k (spillPath). */
   private spawned = 0;
@@ -133,6 +147,8 @@ export class Pool {
   }
 
   private pump(): void {
+    this.onSettled?.();
+    if (this.closed || this.failed) return;
     while (this.queue.length > 0) {
       let w = this.workers.find((x) => !this.busy.has(x));
       if (!w) {
@@ -150,7 +166,10 @@ export class Pool {
     if (!p || p.id !== reply.id) return;
     this.busy.delete(w);
     if (reply.ok) p.resolve(reply.result);
-    else p.reject(taskError(p.task, reply.error));
+    else {
+      if (this.options.drainOnClose) this.failed = true;
+      p.reject(taskError(p.task, reply.error));
+    }
     this.pump();
   }
 
@@ -168,6 +187,7 @@ export class Pool {
     if (idx >= 0) this.workers.splice(idx, 1);
     const error = taskError(p?.task, err);
     p?.reject(error);
+    this.onSettled?.();
     // Without a live worker and none left to start, nothing queued can run: fail it all with the same cause.
     if (this.workers.length === 0 && this.spawned >= this.limit) {
       this.dead ??= error;
@@ -177,6 +197,17 @@ export class Pool {
 
   async close(): Promise<void> {
     this.closed = true;
+    if (this.options.drainOnClose && this.busy.size > 0) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, DRAIN_MS);
+        this.onSettled = () => {
+          if (this.busy.size > 0) return;
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.onSettled = null;
+    }
     await Promise.all(this.workers.map((w) => w.terminate()));
   }
 }

@@ -273,7 +273,8 @@ async function duckConnection(): Promise<DuckConnection> {
  * working directory. Insertion order is not needed: every query orders its rows.
  */
 function duckSettings(): Record<string, string> {
-  const limit = Math.max(1024, Math.floor(totalmem() / 2 / availableParallelism() / 2 ** 20));
+  const given = process.env.DIVERGENCE_MINE_DUCKDB_MEMORY_MIB;
+  const limit = given && /^[1-9]\d{0,6}$/.test(given) ? Number(given) : Math.max(1024, Math.floor(totalmem() / 2 / availableParallelism() / 2 ** 20));
   return { threads: '1', memory_limit: `${limit}MiB`, preserve_insertion_order: 'false', temp_directory: join(dirname(spillPath), `duckdb-${spillIndex}`) };
 }
 

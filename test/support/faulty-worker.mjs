@@ -33,6 +33,8 @@ const faults = {
     return new Promise(() => {});
   },
   'never-answers': () => new Promise(() => {}),
+  // Native-like async work in flight: answers after 300 ms (pool drainOnClose waits for it).
+  slow: () => new Promise((r) => setTimeout(() => r({ numRows: 2, rowGroupRows: [2], fields: [] }), 300)),
   exit: () => process.exit(3),
   'out-of-memory': async () => {
     for (;;) hog.push(new Array(1 << 16).fill({ n: hog.length }));
