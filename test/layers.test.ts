@@ -19,13 +19,13 @@ const ALLOWED: Record<string, readonly string[]> = {
   // The process that runs the CLI as its child (bin/divergence-mine): the temp-file protocol only.
   supervisor: ['io', ...BASE],
   index: ['hub', 'engine', 'pairing', 'shapes', 'sources', 'io', ...BELOW_CONTRACT],
-  commands: ['hub', 'view', 'dataset', 'tokens', 'engine', 'pairing', 'shapes', 'sources', 'io', 'parquet', 'cluster', ...BELOW_CONTRACT],
+  commands: ['hub', 'view', 'dataset', 'templates', 'tokens', 'engine', 'pairing', 'shapes', 'sources', 'io', 'parquet', 'cluster', ...BELOW_CONTRACT],
   // Hub datasets by name: the name grammar, the shared cache layout, API calls, downloads, datasets' data-file rules.
   hub: ['io', 'errors', 'types'],
-  view: ['tokens', 'pairing', 'shapes', 'sources', 'io', ...BELOW_CONTRACT],
-  dataset: ['tokens', 'engine', 'pairing', 'shapes', 'sources', 'io', ...BELOW_CONTRACT],
+  view: ['templates', 'tokens', 'pairing', 'shapes', 'sources', 'io', ...BELOW_CONTRACT],
+  dataset: ['templates', 'tokens', 'engine', 'pairing', 'shapes', 'sources', 'io', ...BELOW_CONTRACT],
   // Tokenizer loading, token counts of rendered rows, token-based windowing (@huggingface/tokenizers).
-  tokens: ['shapes', 'sources', 'io', ...BELOW_CONTRACT],
+  tokens: ['templates', 'shapes', 'sources', 'io', ...BELOW_CONTRACT],
   engine: ['pairing', 'shapes', 'sources', 'io', 'parquet', ...BELOW_CONTRACT],
   // Pairings beyond the contract's walk (the tree pairing, failure-cause filters): pure, like the contract.
   pairing: BELOW_CONTRACT,
@@ -37,6 +37,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   // Running as one task of a scheduler's array: the task's partition from the environment, the {i}/{N}
   // placeholders of output paths. Pure, below everything that runs a command.
   cluster: ['errors', 'types'],
+  // Chat templates rendered with Python Jinja2's semantics (on @huggingface/jinja), Python's value text.
+  templates: ['errors', 'types'],
   // Pure rules: not even version.ts, which reads package.json.
   contract: ['errors', 'types'],
   errors: [],

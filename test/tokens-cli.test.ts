@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { Template } from '@huggingface/jinja';
+import { PythonTemplate as Template } from '../src/templates/python-jinja.js';
 import { Tokenizer } from '@huggingface/tokenizers';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));

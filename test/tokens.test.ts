@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
-import { Template } from '@huggingface/jinja';
+import { PythonTemplate as Template } from '../src/templates/python-jinja.js';
 import { Tokenizer } from '@huggingface/tokenizers';
 import { toTrlRow, type TrlRow } from '../src/shapes/trl.js';
 import { BUILTIN_TEMPLATE_SOURCE, BuiltinRenderer } from '../src/tokens/builtin-template.js';
@@ -105,8 +105,17 @@ describe('the built-in template', () => {
     }
   });
 
-  it('a value the template cannot render (null argument) fails in both, as a RenderFailure when counting', () => {
-    const messages = [{ role: 'user', content: 'x' }, { role: 'assistant', content: '', tool_calls: [call('run', { a: null })] }];
+  it('null, booleans and floats print as Python writes them, in the pieces and in the whole render', () => {
+    const args = { a: null, b: false, c: { isLosslessNumber: true, value: '1.0' }, d: { isLosslessNumber: true, value: '1e5' }, e: [true, null] };
+    const messages = [{ role: 'user', content: 'x' }, { role: 'assistant', content: '', tool_calls: [call('run', args)] }];
+    const whole = jinja.render({ messages, tools: null });
+    expect(whole).toContain('<parameter=a>\nNone\n</parameter>\n<parameter=b>\nFalse\n</parameter>\n<parameter=c>\n1.0\n</parameter>\n<parameter=d>\n100000.0\n</parameter>\n<parameter=e>\n[true, null]\n</parameter>');
+    expect(renderer.render(messages, null, 'null', false)).toBe(whole);
+  });
+
+  it('a value the template cannot render fails in both, as a RenderFailure when counting', () => {
+    // `arguments | items` of a string: Python raises too ('str' object has no attribute 'items').
+    const messages = [{ role: 'user', content: 'x' }, { role: 'assistant', content: '', tool_calls: [{ function: { name: 'run', arguments: '{"a": 1}' } }] }];
     expect(() => jinja.render({ messages, tools: null })).toThrow();
     const rc = new RowTokenCounter(counter, { builtin: new BuiltinRenderer() });
     expect(() => rc.count({ prompt: messages.slice(0, 1), chosen: messages.slice(1), rejected: messages.slice(1), tools: null })).toThrow(RenderFailure);

@@ -24,6 +24,7 @@ import {
   type RowRenders,
 } from '../dataset/template.js';
 import { BUILTIN_TEMPLATE_NAME, BUILTIN_TEMPLATE_SOURCE } from '../tokens/builtin-template.js';
+import { parsePythonJson } from '../templates/python-json.js';
 import { TokenCounter } from '../tokens/counter.js';
 import { loadTokenizer } from '../tokens/load.js';
 import { tokenPrefixMismatch } from '../tokens/prefix.js';
@@ -85,7 +86,7 @@ async function* readJsonl(path: string): AsyncGenerator<SourcedRow> {
     if (line.trim() === '') continue;
     let value: unknown;
     try {
-      value = JSON.parse(line);
+      value = parsePythonJson(line); // numbers with the types Python's json.loads gives them
     } catch (e) {
       value = new Error(`line is not JSON (${(e as Error).message})`);
     }

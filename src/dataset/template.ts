@@ -10,10 +10,10 @@
 // conversational shape. The check is on strings: a string prefix mismatch always breaks the token
 // prefix; the converse (a tokenizer merging across the boundary) is not checked here.
 //
-// @huggingface/jinja is stricter than Python's Jinja about null: `None | string` and
-// `None ~ "x"` render "None" in Python but throw here, so a null placeholder that a Python render
-// would print as "None" shows up as a render failure.
-import { Template } from '@huggingface/jinja';
+// Templates render with Python Jinja2's semantics (src/templates/python-jinja.ts): a value prints
+// as transformers prints it (`None`, `False`, `1.0`), and a row fails where Python's render raises.
+import { PythonTemplate as Template } from '../templates/python-jinja.js';
+import { parsePythonJson } from '../templates/python-json.js';
 
 export interface LoadedTemplate {
   /** Named templates ("default" for a single template). */
@@ -97,7 +97,12 @@ function pick(t: LoadedTemplate, hasTools: boolean): Template {
 
 /** Render `messages` as transformers does (the template `pick` chooses, the special tokens, `tools`). */
 export function renderMessages(t: LoadedTemplate, messages: readonly unknown[], tools: unknown[] | null, addGenerationPrompt: boolean): string {
-  return pick(t, tools !== null).render({ ...t.specialTokens, messages: messages as unknown[], tools, add_generation_prompt: addGenerationPrompt });
+  return renderWith(pick(t, tools !== null), t, messages, tools, addGenerationPrompt);
+}
+
+/** transformers' `render(messages=, tools=, documents=None, add_generation_prompt=, **special_tokens)`. */
+function renderWith(template: Template, t: LoadedTemplate, messages: readonly unknown[], tools: unknown[] | null, addGenerationPrompt: boolean): string {
+  return template.render({ ...t.specialTokens, messages: messages as unknown[], tools, documents: null, add_generation_prompt: addGenerationPrompt });
 }
 
 export type ProblemKind = 'shape' | 'render' | 'chosen-prefix' | 'rejected-prefix' | 'chosen-token-prefix' | 'rejected-token-prefix';
@@ -179,7 +184,7 @@ export function checkRow(t: LoadedTemplate, row: unknown, renders?: RowRenders):
   let tools: unknown = r.tools ?? null;
   if (typeof tools === 'string') {
     try {
-      tools = JSON.parse(tools);
+      tools = parsePythonJson(tools);
     } catch {
       problems.push({ kind: 'shape', message: '"tools" is a string that is not JSON' });
       tools = null;
@@ -203,8 +208,7 @@ export function checkRow(t: LoadedTemplate, row: unknown, renders?: RowRenders):
     return { problems: [{ kind: 'render', message: (e as Error).message }], warnings };
   }
   const prompt = r.prompt as unknown[];
-  const render = (messages: unknown[], addGenerationPrompt: boolean): string =>
-    template.render({ ...t.specialTokens, messages, tools, add_generation_prompt: addGenerationPrompt });
+  const render = (messages: unknown[], addGenerationPrompt: boolean): string => renderWith(template, t, messages, tools as unknown[] | null, addGenerationPrompt);
 
   const failures: { what: string; reason: string }[] = [];
   const attempt = (what: string, messages: unknown[], gen: boolean): string | null => {

@@ -10,7 +10,8 @@
 // count of the whole render is the sum of the pieces' counts. The header is rendered by the Jinja
 // template itself (cached per system message and tool list), and so is any value that is not a
 // string; test/tokens-template.test.ts checks that the pieces concatenate to the Jinja render.
-import { Template } from '@huggingface/jinja';
+import { PythonTemplate as Template } from '../templates/python-jinja.js';
+import { pyStrip } from '../templates/python-values.js';
 
 export const BUILTIN_TEMPLATE_NAME = 'qwen3-coder-style';
 
@@ -166,7 +167,7 @@ export class BuiltinRenderer {
     const key = `${system ? `s${system.content as string}` : 'n'}\u0000${toolsKey}`;
     let h = this.headers.get(key);
     if (h === undefined) {
-      h = this.template.render({ messages: system ? [system] : [], tools, add_generation_prompt: false });
+      h = this.template.render({ messages: system ? [system] : [], tools, documents: null, add_generation_prompt: false });
       if (this.headers.size > 64) this.headers.clear();
       this.headers.set(key, h);
     }
@@ -181,7 +182,7 @@ export class BuiltinRenderer {
       const calls = m.tool_calls;
       if (calls === undefined || calls === null || (Array.isArray(calls) && calls.length === 0)) return `<|im_start|>assistant\n${text}<|im_end|>\n`;
       if (!Array.isArray(calls)) return null;
-      const trimmed = text.trim();
+      const trimmed = pyStrip(text); // the template's `text | trim`
       let out = trimmed.length > 0 ? `<|im_start|>assistant\n${trimmed}\n` : '<|im_start|>assistant';
       for (const call of calls) {
         if (!isPlainObject(call)) return null;

@@ -14,6 +14,7 @@
 // prompt_tokens + max(chosen_tokens, rejected_tokens) <= max_length.
 import { BuiltinRenderer, GENERATION_PROMPT, type PieceMessage } from './builtin-template.js';
 import type { TokenCounter } from './counter.js';
+import { parsePythonJson } from '../templates/python-json.js';
 
 export interface RowTokens {
   prompt_tokens: number;
@@ -36,11 +37,20 @@ export function rowLength(t: RowTokens): number {
   return t.prompt_tokens + Math.max(t.chosen_tokens, t.rejected_tokens);
 }
 
-/** `tools` as the trainer passes it: JSON-decoded when a string, null when absent or empty. */
+let lastTools: { key: string; value: unknown } | null = null;
+
+/**
+ * `tools` as the trainer passes it: JSON-decoded when a string (with Python's int and float types,
+ * src/templates/python-json.ts; the last one is cached: rows share their tool list), null when
+ * absent or empty.
+ */
 export function rowTools(row: TokenRow): { tools: unknown[] | null; key: string } {
   let v: unknown = row.tools ?? null;
   const key = typeof v === 'string' ? v : JSON.stringify(v);
-  if (typeof v === 'string') v = JSON.parse(v) as unknown;
+  if (typeof v === 'string') {
+    if (lastTools?.key !== v) lastTools = { key: v, value: parsePythonJson(v) };
+    v = lastTools.value;
+  }
   if (!Array.isArray(v) || v.length === 0) return { tools: null, key };
   return { tools: v, key };
 }
@@ -143,7 +153,7 @@ export class RowTokenCounter {
   private jinjaRender(): RenderFn {
     if ('render' in this.template) return this.template.render;
     const tpl = this.template.builtin.template;
-    return (messages, tools, gen) => tpl.render({ messages: messages as unknown[], tools, add_generation_prompt: gen });
+    return (messages, tools, gen) => tpl.render({ messages: messages as unknown[], tools, documents: null, add_generation_prompt: gen });
   }
 
   /** The row's token counts; throws RenderFailure when the template cannot render it. */
