@@ -23,14 +23,16 @@ import {
   type LoadedTemplate,
   type RowRenders,
 } from '../dataset/template.js';
-import { BUILTIN_TEMPLATE_NAME, BUILTIN_TEMPLATE_SOURCE } from '../tokens/builtin-template.js';
+import { BUILTIN_TEMPLATE_NAME } from '../tokens/builtin-template.js';
 import { parsePythonJson } from '../templates/python-json.js';
 import { TokenCounter } from '../tokens/counter.js';
 import { loadTokenizer } from '../tokens/load.js';
+import { chooseTemplate, loadTemplate } from './token-options.js';
 import { tokenPrefixMismatch } from '../tokens/prefix.js';
 
 export interface CheckTemplateOptions {
-  template: string;
+  /** null: the default template of `tokenizer` (token-options.ts `chooseTemplate`, the rule of mine and report). */
+  template: string | null;
   templateName?: string | null;
   /** Problem lines to print; 0 = all. */
   maxReport?: number;
@@ -46,22 +48,7 @@ export interface SourcedRow {
   value: unknown;
 }
 
-export function loadTemplate(path: string, name: string | null = null): LoadedTemplate {
-  if (path === BUILTIN_TEMPLATE_NAME && !existsSync(path)) return parseTemplateFile(BUILTIN_TEMPLATE_SOURCE, `${BUILTIN_TEMPLATE_NAME}.jinja`, name);
-  if (!existsSync(path)) throw new UserError(`${path}: template file not found`, ExitCode.missingInput);
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (e) {
-    throw new UserError(`${path}: cannot read the template (${(e as Error).message})`, ExitCode.missingInput);
-  }
-  try {
-    return parseTemplateFile(text, basename(path), name);
-  } catch (e) {
-    if (e instanceof TemplateError) throw new UserError(e.message, ExitCode.badValue);
-    throw e;
-  }
-}
+export { loadTemplate } from './token-options.js';
 
 async function isParquet(path: string): Promise<boolean> {
   if (/\.parquet$/i.test(path)) return true;
@@ -192,8 +179,12 @@ export async function runCheckTemplate(
   opts: CheckTemplateOptions,
   out: (line: string) => void,
 ): Promise<CheckSummary> {
-  const template = loadTemplate(opts.template, opts.templateName ?? null);
-  const counter = opts.tokenizer ? new TokenCounter(loadTokenizer(opts.tokenizer).tokenizer) : null;
+  const tokenizer = opts.tokenizer ? loadTokenizer(opts.tokenizer) : null;
+  let template: LoadedTemplate;
+  if (opts.template !== null) template = loadTemplate(opts.template, opts.templateName ?? null);
+  else if (tokenizer && opts.tokenizer) template = chooseTemplate(tokenizer, opts.tokenizer, null, opts.templateName ?? null).template ?? loadTemplate(BUILTIN_TEMPLATE_NAME, opts.templateName ?? null);
+  else throw new UserError('check-template: give --template <file>, or --tokenizer to use its default template', ExitCode.usage);
+  const counter = tokenizer ? new TokenCounter(tokenizer.tokenizer) : null;
   const summary = emptySummary();
   summary.tokenized = counter !== null;
   const max = opts.maxReport ?? 50;
@@ -248,21 +239,21 @@ export function registerCheckTemplate(program: Command): Command {
         'or whose rendered prompt is not a prefix of prompt+chosen / prompt+rejected',
     )
     .argument('<pairs...>', 'pairs files in the trl shape (.jsonl, .jsonl.gz or .parquet)')
-    .requiredOption('--template <file>', `a .jinja chat template, a tokenizer_config.json with a chat_template field, or ${BUILTIN_TEMPLATE_NAME} (the built-in one)`)
+    .option('--template <file>', `a .jinja chat template, a tokenizer_config.json with a chat_template field, or ${BUILTIN_TEMPLATE_NAME} (the built-in one); default with --tokenizer: the template mine --tokenizer renders with`)
     .option('--tokenizer <path|qwen3>', 'also check the prefix on token ids, as TRL does: a tokenizer.json (or its folder), or qwen3 (bundled)')
     .option('--template-name <name>', 'which named template of a tokenizer_config.json to use (default: tool_use for rows with tools, else default)')
     .option('--max-report <n>', 'print at most n problem lines (0 = all)', nonNegativeInt, 50)
     .option('--quiet', 'print only the summary line')
-    .action(async (pairs: string[], o: { template: string; templateName?: string; maxReport: number; quiet?: boolean; tokenizer?: string }) => {
+    .action(async (pairs: string[], o: { template?: string; templateName?: string; maxReport: number; quiet?: boolean; tokenizer?: string }) => {
       const summary = await runCheckTemplate(
         pairs,
-        { template: o.template, templateName: o.templateName ?? null, maxReport: o.maxReport, quiet: o.quiet ?? false, tokenizer: o.tokenizer ?? null },
+        { template: o.template ?? null, templateName: o.templateName ?? null, maxReport: o.maxReport, quiet: o.quiet ?? false, tokenizer: o.tokenizer ?? null },
         // Problem lines quote ids and values of the rows: neutralised, one line each.
         (line) => process.stdout.write(neutralise(line) + '\n'),
       );
       if (summary.failed > 0)
         throw new UserError(
-          `check-template: ${summary.failed} of ${summary.rows} rows fail with ${o.template}`,
+          `check-template: ${summary.failed} of ${summary.rows} rows fail with ${o.template ?? `the default template of --tokenizer ${o.tokenizer}`}`,
           ExitCode.templateFailures,
         );
     });

@@ -12,7 +12,7 @@
 //
 // Templates render with Python Jinja2's semantics (src/templates/python-jinja.ts): a value prints
 // as transformers prints it (`None`, `False`, `1.0`), and a row fails where Python's render raises.
-import { PythonTemplate as Template } from '../templates/python-jinja.js';
+import { PythonTemplate as Template, type RenderOptions } from '../templates/python-jinja.js';
 import { parsePythonJson } from '../templates/python-json.js';
 
 export interface LoadedTemplate {
@@ -35,9 +35,9 @@ function tokenText(v: unknown): string | null {
   return null;
 }
 
-function compile(source: string, what: string): Template {
+function compile(source: string, what: string, options: RenderOptions): Template {
   try {
-    return new Template(source);
+    return new Template(source, options);
   } catch (e) {
     throw new TemplateError(`${what}: the chat template does not parse: ${(e as Error).message}`);
   }
@@ -47,13 +47,13 @@ function compile(source: string, what: string): Template {
  * A template from a file's text: a `.jinja` file, or a JSON file (`tokenizer_config.json`,
  * `chat_template.json`) whose `chat_template` is a string or a list of {name, template}.
  */
-export function parseTemplateFile(text: string, fileName: string, name: string | null = null): LoadedTemplate {
+export function parseTemplateFile(text: string, fileName: string, name: string | null = null, options: RenderOptions = {}): LoadedTemplate {
   const trimmed = text.trimStart();
   const looksJson = /\.json$/i.test(fileName) || (trimmed.startsWith('{') && !trimmed.startsWith('{%') && !trimmed.startsWith('{{') && !trimmed.startsWith('{#'));
   const templates = new Map<string, Template>();
   const specialTokens: Record<string, string> = {};
   if (!looksJson) {
-    templates.set('default', compile(text, fileName));
+    templates.set('default', compile(text, fileName, options));
   } else {
     let cfg: unknown;
     try {
@@ -64,14 +64,14 @@ export function parseTemplateFile(text: string, fileName: string, name: string |
     if (cfg === null || typeof cfg !== 'object' || Array.isArray(cfg)) throw new TemplateError(`${fileName}: expected a JSON object`);
     const c = cfg as Record<string, unknown>;
     const ct = c.chat_template;
-    if (typeof ct === 'string') templates.set('default', compile(ct, fileName));
+    if (typeof ct === 'string') templates.set('default', compile(ct, fileName, options));
     else if (Array.isArray(ct)) {
       for (const e of ct) {
         const n = (e as { name?: unknown })?.name;
         const t = (e as { template?: unknown })?.template;
         if (typeof n !== 'string' || typeof t !== 'string')
           throw new TemplateError(`${fileName}: chat_template list entries need string "name" and "template"`);
-        templates.set(n, compile(t, `${fileName} (${n})`));
+        templates.set(n, compile(t, `${fileName} (${n})`, options));
       }
     } else throw new TemplateError(`${fileName}: no "chat_template" field (give the model's chat_template.jinja instead)`);
     for (const k of SPECIAL_TOKEN_KEYS) {
