@@ -135,6 +135,20 @@ describe('check-template --tokenizer and report --tokenizer', () => {
     expect(r.stdout).toContain('tokens: 1 prompt not a prefix of prompt+chosen, 0 of prompt+rejected');
   });
 
+  it('check-template --tokenizer without --template uses the template mine --tokenizer renders with', async () => {
+    const good = join(work, 'full.jsonl');
+    const bad = join(work, 'bad.jsonl');
+    for (const f of [good, bad]) {
+      const named = await run(['check-template', f, '--template', 'qwen3-coder-style', '--tokenizer', 'qwen3']);
+      const byDefault = await run(['check-template', f, '--tokenizer', 'qwen3']);
+      expect(byDefault.code, byDefault.stderr).toBe(named.code);
+      expect(byDefault.stdout).toBe(named.stdout);
+    }
+    const none = await run(['check-template', good]);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toBe('divergence-mine: error: check-template: give --template <file>, or --tokenizer to use its default template\n');
+  });
+
   it('report --tokenizer draws the token histograms; --tokenizer without --shape trl is a usage error', async () => {
     const pairs = join(work, 'published.jsonl');
     expect((await run(['mine', FORKS, '--out', pairs, '--force', '-q'])).code).toBe(0);
