@@ -127,7 +127,7 @@ export function decodeJsonAt(v: unknown, path: Path): unknown {
   if (path.length === 0) {
     if (typeof v !== 'string') return v;
     try {
-      return JSON.parse(v);
+      return parsePythonJson(v); // as datasets' Json() decodes it: 1.0 stays a float
     } catch {
       return v;
     }
