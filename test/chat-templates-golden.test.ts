@@ -129,6 +129,22 @@ describe("TRL's DPOTrainer tokenize step (qwen3 tokenizer, qwen3-coder-style)", 
     }
   });
 
+  it('the built-in template rendered piece by piece equals the golden renders (the fast path is taken)', () => {
+    const g = golden.templates['qwen3-coder-style']!;
+    const r = new BuiltinRenderer();
+    g.rows.forEach((want, i) => {
+      const row = rows[i]!;
+      const { tools, key } = rowTools(row);
+      if (want.renders.prompt.error !== undefined) return;
+      expect(r.render(row.prompt, tools, key, true), `row ${i + 1} prompt`).toBe(want.renders.prompt.text);
+      for (const side of ['chosen', 'rejected'] as const) {
+        const w = want.renders[side];
+        const got = r.render([...row.prompt, ...row[side]], tools, key, false);
+        expect(got, `row ${i + 1} ${side}`).toBe(full(w, want.renders.prompt).text);
+      }
+    });
+  });
+
   it('mine --shape trl --tokenizer qwen3 writes the counts TRL computes for the rows it mines', () => {
     const out = execFileSync(process.execPath, [join(ROOT, 'bin', 'divergence-mine'), 'mine', '--jsonl', join(ROOT, 'fixtures', 'forks.jsonl'), '--shape', 'trl', '--tokenizer', 'qwen3', '--out', '-'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
     const mined = out.split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as { prompt_tokens: number; chosen_tokens: number; rejected_tokens: number });
