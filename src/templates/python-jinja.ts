@@ -368,6 +368,87 @@ function stringMethod(s: string, name: string): Value | null {
   }
 }
 
+/** Jinja's tests with Python's answers (the names @huggingface/jinja knows, and `float`, `ne`, ...). */
+export function pyTest(name: string, v: Value, args: Value[]): boolean {
+  const str_ = (): string | null => (is(v, 'String') ? (v.value as string) : null);
+  switch (name) {
+    case 'defined':
+      return !is(v, 'Undefined');
+    case 'undefined':
+      return is(v, 'Undefined');
+    case 'none':
+      return is(v, 'Null');
+    case 'boolean':
+      return is(v, 'Boolean');
+    case 'true':
+      return is(v, 'Boolean') && v.value === true;
+    case 'false':
+      return is(v, 'Boolean') && v.value === false;
+    case 'string':
+      return is(v, 'String');
+    case 'iterable':
+    case 'sequence':
+      return is(v, 'Array') || is(v, 'String') || is(v, 'Object');
+    case 'mapping':
+      return is(v, 'Object');
+    case 'number':
+      return is(v, 'Integer') || is(v, 'Float') || is(v, 'Boolean');
+    case 'integer':
+      return is(v, 'Integer');
+    case 'float':
+      return is(v, 'Float');
+    case 'callable':
+      return is(v, 'Function');
+    case 'lower':
+      return str_() !== null && str_() === str_()!.toLowerCase();
+    case 'upper':
+      return str_() !== null && str_() === str_()!.toUpperCase();
+    case 'odd':
+    case 'even':
+      if (!is(v, 'Integer')) throw new Error(`cannot ${name} on ${pyType(v)}`);
+      return ((v.value as number) % 2 !== 0) === (name === 'odd');
+    case 'equalto':
+    case 'eq':
+    case '==':
+      return pyEquals(v, args[0] ?? mk('Undefined'));
+    case 'ne':
+    case '!=':
+      return !pyEquals(v, args[0] ?? mk('Undefined'));
+    case 'in':
+      return pyContains(args[0] ?? mk('Undefined'), v);
+    default:
+      throw new Error(`No test named '${name}'.`);
+  }
+}
+
+/** Python's round(x, n) of a float: the double's exact decimal value rounded half to even. */
+export function pyRound(x: number, n: number): number {
+  if (!Number.isFinite(x) || Math.abs(x) >= 1e21 || n > 90) return x;
+  if (n < 0) {
+    const f = 10 ** -n;
+    return pyRound(x / f, 0) * f;
+  }
+  const exact = Math.abs(x).toFixed(100); // the double's decimal expansion, exactly
+  const [ip, fp] = exact.split('.') as [string, string];
+  const kept = ip + fp.slice(0, n);
+  const rest = fp.slice(n);
+  const half = rest[0]! > '5' || (rest[0] === '5' && /[1-9]/.test(rest.slice(1))) ? 1 : rest[0] === '5' ? (Number(kept.at(-1)) % 2 === 1 ? 1 : 0) : 0;
+  const digits = (BigInt(kept) + BigInt(half)).toString().padStart(n + 1, '0');
+  const text = n === 0 ? digits : `${digits.slice(0, -n)}.${digits.slice(-n)}`;
+  return (x < 0 ? -1 : 1) * Number(text);
+}
+
+/** An attribute of an item as Jinja's `selectattr` reads it (a dotted path; Undefined when missing). */
+function attribute(item: Value, path: string): Value {
+  let v = item;
+  for (const part of path.split('.')) {
+    if (is(v, 'Object') || is(v, 'Namespace')) v = (v.value as Map<string, Value>).get(part) ?? mk('Undefined');
+    else if (is(v, 'Array') && /^\d+$/.test(part)) v = (v.value as Value[])[Number(part)] ?? mk('Undefined');
+    else return mk('Undefined');
+  }
+  return v;
+}
+
 /** A statement evaluated already (so that the library's own evaluator does not evaluate it twice). */
 const DONE = 'PythonJinjaValue';
 const done = (v: Value): Statement => ({ type: DONE, value: v }) as unknown as Statement;
@@ -523,42 +604,58 @@ class PythonInterpreter extends Interpreter {
       case 'items':
         if (is(operand, 'Undefined')) return mk('Array', []);
         break;
+      case 'selectattr':
+      case 'rejectattr':
+      case 'select':
+      case 'reject': {
+        // Python: the test runs on every item, a missing attribute being Undefined (`selectattr('x', 'undefined')`).
+        const [pos] = args();
+        const items = is(operand, 'Array') ? (operand.value as Value[]) : is(operand, 'Undefined') ? [] : null;
+        if (items === null) throw new Error(`'${pyType(operand)}' object is not iterable`);
+        const byAttr = name.endsWith('attr');
+        const [attr, testName, ...rest] = byAttr ? pos : [undefined, ...pos];
+        const keep = name.startsWith('select');
+        return mk(
+          'Array',
+          items.filter((item) => {
+            const v = byAttr ? attribute(item, pyStr(attr!)) : item;
+            const ok = testName === undefined ? v.__bool__().value : pyTest(pyStr(testName), v, rest as Value[]);
+            return ok === keep;
+          }),
+        );
+      }
+      case 'round': {
+        // Jinja's do_round: Python's round(value, precision) ('common'), else math.floor/ceil(value * 10**p) / 10**p.
+        const [pos, kw] = args();
+        if (!(is(operand, 'Integer') || is(operand, 'Float'))) break;
+        const precision = ((pos[0] ?? kw.get('precision'))?.value as number | undefined) ?? 0;
+        const method = pyStr(pos[1] ?? kw.get('method') ?? str('common'));
+        const x = operand.value as number;
+        if (method === 'common') return is(operand, 'Integer') && precision >= 0 ? operand : mk('Float', pyRound(x, precision));
+        const f = 10 ** precision;
+        return mk('Float', (method === 'floor' ? Math.floor(x * f) : Math.ceil(x * f)) / f);
+      }
+      case 'sum': {
+        const [pos, kw] = args();
+        if (!is(operand, 'Array')) break;
+        const attr = kw.get('attribute') ?? pos[0];
+        let total = (kw.get('start') ?? pos[1] ?? int(0)) as Value;
+        for (const item of operand.value as Value[]) {
+          const v = attr && !is(attr, 'Null') ? attribute(item, pyStr(attr)) : item;
+          total = mk(is(total, 'Float') || is(v, 'Float') ? 'Float' : 'Integer', (total.value as number) + (v.value as number));
+        }
+        return total;
+      }
+      case 'reverse':
+        if (is(operand, 'String')) return str(Array.from(operand.value as string).reverse().join(''));
+        break;
     }
     return this.lib().applyFilter(operand, filterNode, env);
   }
 
   private test(node: Node, env: Environment): Value {
     const v = this.evaluate(node.operand as Statement, env);
-    const name = (node.test as Node).value as string;
-    let r: boolean;
-    switch (name) {
-      case 'iterable':
-        r = is(v, 'Array') || is(v, 'String') || is(v, 'Object');
-        break;
-      case 'sequence':
-        r = is(v, 'Array') || is(v, 'String') || is(v, 'Object');
-        break;
-      case 'mapping':
-        r = is(v, 'Object');
-        break;
-      case 'number':
-        r = is(v, 'Integer') || is(v, 'Float') || is(v, 'Boolean');
-        break;
-      case 'integer':
-        r = is(v, 'Integer');
-        break;
-      case 'float':
-        r = is(v, 'Float');
-        break;
-      case 'lower':
-        r = is(v, 'String') && (v.value as string) === (v.value as string).toLowerCase();
-        break;
-      case 'upper':
-        r = is(v, 'String') && (v.value as string) === (v.value as string).toUpperCase();
-        break;
-      default:
-        return super.evaluate({ ...node, operand: done(v) } as unknown as Statement, env);
-    }
+    const r = pyTest((node.test as Node).value as string, v, []);
     return bool(node.negate ? !r : r);
   }
 
