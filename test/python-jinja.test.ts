@@ -16,7 +16,8 @@ const cases = readFileSync(join(HERE, 'jinja-cases.txt'), 'utf8')
   .split('\n')
   .filter((l) => l.trim() !== '')
   .map((l, i) => {
-    const [src, vars] = l.split('\t') as [string, string];
+    const [raw, vars] = l.split('\t') as [string, string];
+    const src = raw.startsWith('"') ? (JSON.parse(raw) as string) : raw; // a JSON string: newlines and tabs
     return [src, vars, golden.jinja_cases[i]!] as const;
   });
 

@@ -438,6 +438,36 @@ export function pyRound(x: number, n: number): number {
   return (x < 0 ? -1 : 1) * Number(text);
 }
 
+/** A dict's items as Python gives them: a list of (key, value) tuples. */
+function itemTuples(o: Value): Value {
+  return mk('Array', [...(o.value as Map<string, Value>)].map(([k, v]) => mk('Tuple', [str(k), v])));
+}
+
+/** Python's `text % args` for %s %r %d %i %f %x %% (the `format` filter). */
+export function pyPercent(text: string, args: Value[]): string {
+  let i = 0;
+  const out = text.replace(/%(\.\d+)?([srdifx%])/g, (_all, prec: string | undefined, c: string) => {
+    if (c === '%') return '%';
+    const v = args[i++];
+    if (v === undefined) throw new Error('not enough arguments for format string');
+    switch (c) {
+      case 's':
+        return pyStr(v);
+      case 'r':
+        return pyRepr(v);
+      case 'd':
+      case 'i':
+        return pyIntText(Math.trunc(Number(v.value)));
+      case 'x':
+        return Math.trunc(Number(v.value)).toString(16);
+      default:
+        return Number(v.value).toFixed(prec ? Number(prec.slice(1)) : 6);
+    }
+  });
+  if (i < args.length) throw new Error('not all arguments converted during string formatting');
+  return out;
+}
+
 /** An attribute of an item as Jinja's `selectattr` reads it (a dotted path; Undefined when missing). */
 function attribute(item: Value, path: string): Value {
   let v = item;
@@ -603,7 +633,15 @@ class PythonInterpreter extends Interpreter {
         break;
       case 'items':
         if (is(operand, 'Undefined')) return mk('Array', []);
+        if (is(operand, 'Object')) return itemTuples(operand);
         break;
+      case 'dictsort':
+        if (is(operand, 'Object')) return mk('Array', (this.lib().applyFilter(operand, filterNode, env).value as Value[]).map((p) => mk('Tuple', p.value)));
+        break;
+      case 'format': {
+        const [pos] = args();
+        return str(pyPercent(pyStr(operand), pos));
+      }
       case 'selectattr':
       case 'rejectattr':
       case 'select':
@@ -668,6 +706,8 @@ class PythonInterpreter extends Interpreter {
       const m = stringMethod(object.value as string, prop.value as string);
       if (m) return m;
     }
+    // dict.items(): (key, value) tuples, as Python prints them.
+    if (is(object, 'Object') && !node.computed && prop.type === 'Identifier' && prop.value === 'items') return fn(() => itemTuples(object));
     if (is(object, 'String') && node.computed && prop.type !== 'SliceExpression') {
       // Python indexes strings by code point.
       const p = this.evaluate(prop as unknown as Statement, env);
@@ -692,6 +732,8 @@ class PythonInterpreter extends Interpreter {
     // Python iterates an undefined value as empty and a string by character.
     if (is(v, 'Undefined')) v = mk('Array', []);
     else if (is(v, 'String')) v = mk('Array', Array.from(v.value as string).map(str));
+    // The library unpacks `for k, v in ...` from lists only: tuples (items()) as lists for it.
+    if ((node.loopvar as Node).type === 'TupleLiteral' && is(v, 'Array')) v = mk('Array', (v.value as Value[]).map((x) => (x.type === 'TupleValue' ? mk('Array', x.value) : x)));
     const it = select ? { ...iterable, lhs: done(v) } : done(v);
     return super.evaluate({ ...node, iterable: it } as unknown as Statement, env);
   }
