@@ -32,9 +32,8 @@ import type { PartitionSource } from './partition-options.js';
 import { MineTokens, type WithTokens } from '../tokens/mine-tokens.js';
 import { CountPool } from '../tokens/count-pool.js';
 import { OrderedQueue } from '../tokens/ordered.js';
-import { BUNDLED_TOKENIZERS } from '../tokens/load.js';
 import { BUILTIN_TEMPLATE_NAME } from '../tokens/builtin-template.js';
-import { tokenSetup } from './token-options.js';
+import { bundledWithBuiltin, tokenSetup } from './token-options.js';
 import { KtoDeduper, ktoRows } from '../shapes/kto.js';
 import { formatExitStatus, formatTreeCounters, pairingStats } from './mine-pairing.js';
 
@@ -149,7 +148,7 @@ export async function runMine(positional: string[], given: MineCliOptions, recog
   const tokens = o.tokenizer
     ? (() => {
         const tokenOptions = { tokenizer: o.tokenizer, maxLength: o.maxLength ?? null, window: plan.promptWindow === 'auto' };
-        if ((BUNDLED_TOKENIZERS as readonly string[]).includes(o.tokenizer) && (o.template === undefined || o.template === BUILTIN_TEMPLATE_NAME))
+        if (bundledWithBuiltin(o.tokenizer, o.template))
           return new MineTokens(null, { ...tokenOptions, template: BUILTIN_TEMPLATE_NAME }, new CountPool(o.tokenizer, Math.max(1, Math.min(2, o.workers))));
         const setup = tokenSetup(o.tokenizer, o.template);
         return new MineTokens(setup.rows, { ...tokenOptions, template: setup.templateName });

@@ -9,7 +9,7 @@ import { ExitCode, UserError } from '../errors.js';
 import { TemplateError, parseTemplateFile, renderMessages, type LoadedTemplate } from '../dataset/template.js';
 import { BUILTIN_TEMPLATE_NAME, BUILTIN_TEMPLATE_SOURCE, BuiltinRenderer } from '../tokens/builtin-template.js';
 import { TokenCounter } from '../tokens/counter.js';
-import { loadTokenizer, type LoadedTokenizer } from '../tokens/load.js';
+import { BUNDLED_TOKENIZERS, loadTokenizer, type LoadedTokenizer } from '../tokens/load.js';
 import { RowTokenCounter } from '../tokens/row-tokens.js';
 
 export interface TokenSetup {
@@ -41,6 +41,11 @@ export function loadTemplate(path: string, name: string | null = null): LoadedTe
     if (e instanceof TemplateError) throw new UserError(e.message, ExitCode.badValue);
     throw e;
   }
+}
+
+/** Whether the rule below gives the built-in template to a bundled tokenizer (known before loading it: mine counts in workers then). */
+export function bundledWithBuiltin(tokenizerSpec: string, templateSpec: string | null | undefined): boolean {
+  return (BUNDLED_TOKENIZERS as readonly string[]).includes(tokenizerSpec) && (!templateSpec || isBuiltinTemplate(templateSpec));
 }
 
 /**
