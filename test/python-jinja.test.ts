@@ -39,6 +39,13 @@ describe('parsePythonJson', () => {
     ['{"s": "a\\"1.0"}', { s: 'a"1.0' }],
   ])('%s', (text, want) => expect(parsePythonJson(text)).toEqual(want));
 
+  it('keeps the order of integer-like keys (a Map, which the renderer reads in order)', () => {
+    const v = parsePythonJson('{"b": 1, "10": 2, "2": {"x": 1.0}}') as Map<string, unknown>;
+    expect(v).toBeInstanceOf(Map);
+    expect([...v.keys()]).toEqual(['b', '10', '2']);
+    expect(v.get('2')).toEqual({ x: { isLosslessNumber: true, value: '1.0' } });
+  });
+
   it('throws on invalid JSON as JSON.parse does', () => expect(() => parsePythonJson('{"a": 1.0,}')).toThrow(SyntaxError));
 });
 

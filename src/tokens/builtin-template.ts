@@ -190,7 +190,8 @@ export class BuiltinRenderer {
         if (!isPlainObject(fn) || typeof fn.name !== 'string') return null;
         out += `\n<tool_call>\n<function=${fn.name}>\n`;
         if (fn.arguments !== undefined) {
-          if (!isPlainObject(fn.arguments)) return null;
+          // A Map keeps integer-like keys in the row's order (templates/python-json.ts): rendered whole.
+          if (!isPlainObject(fn.arguments) || fn.arguments instanceof Map) return null;
           for (const [k, v] of Object.entries(fn.arguments)) out += `<parameter=${k}>\n${this.showValue(v)}\n</parameter>\n`;
         }
         out += '</function>\n</tool_call>';
