@@ -16,6 +16,7 @@ import type { PairRow } from '../types.js';
 import { checkOutputPath } from '../io/atomic.js';
 import { JsonlSink } from '../io/jsonl-writer.js';
 import type { RowSink } from '../io/sink.js';
+import { parseKeepingNumbers } from '../contract/json-numbers.js';
 import { readPairsFile } from './check-template.js';
 import { statsDocument, writeJsonAtomic } from './mine.js';
 import { mergeKtoStats, mergeTreeStats, type KtoStats, type TreeStats } from './merge-tree.js';
@@ -216,7 +217,8 @@ export async function mergeParts(
     while (heads[best] && heads[best]!.instance === instance) {
       const item = heads[best]!.item;
       if (typeof item === 'string' && rawSink) await rawSink(item);
-      else await sink.write(typeof item === 'string' ? JSON.parse(item) : item);
+      // A row re-encoded (JSONL into parquet) keeps its numbers' source text (contract v3, 11).
+      else await sink.write(typeof item === 'string' ? parseKeepingNumbers(item) : item);
       rows++;
       heads[best] = await cur.next();
     }

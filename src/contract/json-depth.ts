@@ -3,6 +3,7 @@
 // main thread) and would die of a stack-overflow RangeError around 5,000-10,000 levels. Real tool
 // calls nest a handful of levels; 1,000 leaves ample room and stays far from the stack.
 import { BadValue } from './normalise.js';
+import { parseKeepingNumbers } from './json-numbers.js';
 
 /** Deepest nesting of objects and arrays accepted in input JSON (README "Errors and exit codes"). */
 export const MAX_JSON_DEPTH = 1000;
@@ -32,17 +33,24 @@ export function tooDeepMessage(what: string): string {
   return `${what}: JSON nested deeper than ${MAX_JSON_DEPTH} levels (the limit)`;
 }
 
+/**
+ * How numbers are read: 'value' as JSON.parse reads them, 'text' keeping the source text of those
+ * JSON.stringify would write differently (json-numbers.ts; tool-call arguments).
+ */
+export type NumberReading = 'value' | 'text';
+
 /** JSON.parse, then a BadValue when the result nests deeper than MAX_JSON_DEPTH. A SyntaxError passes through. */
-export function parseJson(text: string, what: string): unknown {
+export function parseJson(text: string, what: string, numbers: NumberReading = 'value'): unknown {
   const v: unknown = JSON.parse(text);
   if (nestedDeeperThan(v)) throw new BadValue(tooDeepMessage(what));
-  return v;
+  // After the depth check: the lossless parser recurses, and within the limit that is safe.
+  return numbers === 'text' ? parseKeepingNumbers(text, v) : v;
 }
 
 /** JSON text that must parse: `parseJson`, with a syntax error as the BadValue `unparsable`. */
-export function parseJsonText(text: string, what: string, unparsable: string): unknown {
+export function parseJsonText(text: string, what: string, unparsable: string, numbers: NumberReading = 'value'): unknown {
   try {
-    return parseJson(text, what);
+    return parseJson(text, what, numbers);
   } catch (e) {
     if (e instanceof BadValue) throw e;
     throw new BadValue(unparsable);

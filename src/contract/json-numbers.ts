@@ -1,0 +1,134 @@
+// Numbers in JSON text (contract v3, section 11): output keeps a number's source text, comparison
+// keys compare numbers by value. JSON.parse turns `1.0` into 1 and `12345678901234567890` into
+// 12345678901234567000, so JSON.stringify would write a different text (and, for big integers, a
+// different number). Every parse of argument JSON and every write of a value that may hold such a
+// number goes through this module; nothing else decides how a number is read or written.
+//
+// A number token whose text JSON.stringify(Number(text)) gives back stays a JS number (the usual
+// `30`, `0.5`: nothing is lost); any other becomes a lossless-json LosslessNumber whose `.value` is
+// the source text. So LosslessNumbers are rare and exist only where the text says more than the
+// double. The fast path is native JSON.parse: the lossless parser (a JS parser, several times
+// slower) runs only when the parsed value holds a number and the text has a token that may not
+// round-trip.
+import stableStringify from 'fast-json-stable-stringify';
+import { LosslessNumber, isLosslessNumber, parse as losslessParse, stringify as losslessStringify } from 'lossless-json';
+
+export { LosslessNumber, isLosslessNumber };
+
+/** Whether JSON.parse then JSON.stringify writes this number token back unchanged. */
+export function numberKeepsText(token: string): boolean {
+  return JSON.stringify(Number(token)) === token;
+}
+
+/** How a number token is kept: a JS number when that loses nothing of its text, else its text. */
+export function numberOfToken(token: string): number | LosslessNumber {
+  if (numberKeepsText(token)) return Number(token);
+  sourceNumbersMade++;
+  return new LosslessNumber(token);
+}
+
+/**
+ * LosslessNumbers made in this process so far. While it is 0 no value anywhere can hold one, so the
+ * writers skip looking for them (the usual run: no argument has such a number).
+ */
+let sourceNumbersMade = 0;
+
+/** Whether this process has made any LosslessNumber (writers that see none need not look). */
+export function anySourceNumbers(): boolean {
+  return sourceNumbersMade > 0;
+}
+
+// A digit before `.`/`e`/`E` (fraction or exponent), a `-0`, or 16+ digits (integers of up to 15
+// digits always round-trip). Over the whole text, strings included: a false hit costs only a parse.
+const MAY_NOT_ROUND_TRIP = /[0-9][.eE]|-0|[0-9]{16}/;
+
+/** Whether a JSON text may hold a number token that does not round-trip (false: surely none). */
+export function mayHoldSourceNumbers(text: string): boolean {
+  return MAY_NOT_ROUND_TRIP.test(text);
+}
+
+/** Whether a parsed value holds a number anywhere (iterative: values may nest up to the depth limit). */
+export function holdsNumber(v: unknown): boolean {
+  if (typeof v === 'number') return true;
+  if (v === null || typeof v !== 'object') return false;
+  const stack: object[] = [v];
+  while (stack.length > 0) {
+    const o = stack.pop()!;
+    for (const c of Array.isArray(o) ? o : Object.values(o)) {
+      if (typeof c === 'number') return true;
+      if (c !== null && typeof c === 'object') stack.push(c as object);
+    }
+  }
+  return false;
+}
+
+/** Whether a value holds a LosslessNumber anywhere (iterative). */
+export function holdsSourceNumbers(v: unknown): boolean {
+  if (sourceNumbersMade === 0 || v === null || typeof v !== 'object') return false;
+  if (isLosslessNumber(v)) return true;
+  const stack: object[] = [v];
+  while (stack.length > 0) {
+    const o = stack.pop()!;
+    for (const c of Array.isArray(o) ? o : Object.values(o)) {
+      if (c !== null && typeof c === 'object') {
+        if (isLosslessNumber(c)) return true;
+        stack.push(c as object);
+      }
+    }
+  }
+  return false;
+}
+
+/** JSON.parse's rule for a repeated key: the last value, at the first one's place. */
+const lastValue = ({ newValue }: { newValue: unknown }): unknown => newValue;
+
+/**
+ * A JSON text parsed keeping number text: as JSON.parse, except that a number JSON.stringify would
+ * write differently is a LosslessNumber. `parsed` is JSON.parse(text) when the caller has it (then
+ * text known to be valid JSON). Throws JSON.parse's SyntaxError on invalid text.
+ */
+export function parseKeepingNumbers(text: string, parsed: unknown = JSON.parse(text)): unknown {
+  if (!holdsNumber(parsed) || !mayHoldSourceNumbers(text)) return parsed;
+  return losslessParse(text, null, { parseNumber: numberOfToken, onDuplicateKey: lastValue });
+}
+
+/** A value's JSON text with every LosslessNumber written as its source text; JSON.stringify otherwise. */
+export function stringifyKeepingNumbers(v: unknown): string | undefined {
+  if (!holdsSourceNumbers(v)) return JSON.stringify(v);
+  return losslessStringify(v);
+}
+
+/** The value with every LosslessNumber replaced by its JS number (what JSON.parse would have made). */
+export function numbersByValue(v: unknown): unknown {
+  if (!holdsSourceNumbers(v)) return v;
+  return byValue(v);
+}
+
+function byValue(v: unknown): unknown {
+  if (v === null || typeof v !== 'object') return v;
+  if (isLosslessNumber(v)) return Number((v as LosslessNumber).value);
+  if (Array.isArray(v)) return v.map(byValue);
+  // Null prototype: a "__proto__" key is data (contract 9.9).
+  const out: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
+  for (const k of Object.keys(v)) out[k] = byValue((v as Record<string, unknown>)[k]);
+  return out;
+}
+
+/**
+ * JSON text written as JSON.stringify(JSON.parse(text)) would write it: the comparison form of text
+ * this module wrote (numbers by value, as contract v2 emitted them). Unchanged when it cannot differ.
+ */
+export function jsonTextByValue(text: string): string {
+  // Not gated on this process's LosslessNumbers: the text may come from another worker.
+  if (!mayHoldSourceNumbers(text)) return text;
+  try {
+    return JSON.stringify(JSON.parse(text));
+  } catch {
+    return text; // not JSON (malformed arguments kept verbatim): no number to read
+  }
+}
+
+/** Stable JSON (fast-json-stable-stringify) of the value by value: the comparison key of a value. */
+export function stableJsonByValue(v: unknown): string {
+  return stableStringify(numbersByValue(v));
+}
