@@ -76,8 +76,8 @@ export function checkCompatible(parts: PartStats[]): number {
       }
     }
   };
-  // Keys and filters differ between contract versions (v2 changed norm), so the parts' pairs and
-  // counters do not add up to any one run.
+  // Keys and filters differ between contract versions (v2 changed norm), and so does the output
+  // (v3 writes numbers with their source text): the parts do not add up to any one run.
   for (const p of parts) {
     if (p.doc.contract_version !== first.doc.contract_version) {
       throw new UserError(
