@@ -132,3 +132,53 @@ export function jsonTextByValue(text: string): string {
 export function stableJsonByValue(v: unknown): string {
   return stableStringify(numbersByValue(v));
 }
+
+// What Python's `datasets` 5.0.1 makes of a number inside argument OBJECTS (`--arguments object`),
+// measured by scripts/python-numbers-roundtrip.sh (fixtures/python-numbers/roundtrip.json). Text
+// arguments (`--arguments string`, the published tool_calls) reach the trainer as text and
+// json.loads reads every number exactly.
+
+const SMALLEST_NORMAL = 2.2250738585072014e-308;
+
+/** The source text of a number value (a LosslessNumber's own, else what JSON.stringify writes). */
+function textOf(v: number | LosslessNumber): string {
+  return typeof v === 'number' ? JSON.stringify(v) : v.value;
+}
+
+/** A value Python's floats lose: beyond the double range, or below the normal range but not zero. */
+function outsideNormalDoubles(x: number, text: string): boolean {
+  return !Number.isFinite(x) || (x !== 0 && Math.abs(x) < SMALLEST_NORMAL) || (x === 0 && /[1-9]/.test(text.replace(/[eE].*$/, '')));
+}
+
+/**
+ * Whether `load_dataset("json")` may hand the trainer another number: pyarrow's JSON reader turns an
+ * integer beyond 2^53 into a double (measured on 12345678901234567890 where a column also holds a
+ * float) or refuses it beyond int64, and its pandas fallback keeps 10 decimal places (pi became
+ * 3.1415926536), loses the sign of -0.0 and flushes subnormals to 0.
+ */
+export function jsonLoaderMayChange(v: number | LosslessNumber): boolean {
+  const text = textOf(v);
+  const x = Number(text);
+  if (!/[.eE]/.test(text)) return Math.abs(x) > 2 ** 53 || (x === 0 && text.startsWith('-'));
+  if (Object.is(x, -0) || outsideNormalDoubles(x, text)) return true;
+  return Math.abs(x) < 1e15 && Number(x.toFixed(10)) !== x;
+}
+
+/** Whether `load_dataset("parquet")` (the `arrow.json` column, `Json()` feature) may: only subnormals and overflow (measured: 5e-324 became 0.0). */
+export function jsonFeatureMayChange(v: number | LosslessNumber): boolean {
+  const text = textOf(v);
+  return outsideNormalDoubles(Number(text), text);
+}
+
+/** Calls `f` on every number (JS number or LosslessNumber) in a value (iterative). */
+export function eachNumber(v: unknown, f: (n: number | LosslessNumber) => void): void {
+  const stack: unknown[] = [v];
+  while (stack.length > 0) {
+    const c = stack.pop();
+    if (typeof c === 'number') f(c);
+    else if (c !== null && typeof c === 'object') {
+      if (isLosslessNumber(c)) f(c as LosslessNumber);
+      else for (const x of Array.isArray(c) ? c : Object.values(c)) stack.push(x);
+    }
+  }
+}

@@ -13,7 +13,7 @@ import type { RowMeta } from '../contract/emit.js';
 import type { EmittedMessage, PairRow } from '../types.js';
 import { parseJsonText } from '../contract/json-depth.js';
 import { BadValue } from '../contract/normalise.js';
-import { jsonTextByValue, numbersByValue, stringifyKeepingNumbers } from '../contract/json-numbers.js';
+import { eachNumber, jsonFeatureMayChange, jsonLoaderMayChange, jsonTextByValue, numbersByValue, stringifyKeepingNumbers } from '../contract/json-numbers.js';
 
 export type ArgumentsMode = 'object' | 'string';
 
@@ -164,10 +164,30 @@ export const MALFORMED_ARGUMENTS_KEY = 'malformed_arguments';
 /** Counts what the conversion changed (optional; the mine loop may report it). */
 export interface TrlTally {
   wrapped_arguments: number;
+  /**
+   * Numbers in argument objects that Python `datasets` may read as another number: from JSONL
+   * (`jsonl`) or from parquet (`parquet`), see json-numbers.ts jsonLoaderMayChange. Optional: only
+   * the mine loop counts them.
+   */
+  python_numbers?: { jsonl: number; parquet: number; example?: string };
+}
+
+function countPythonNumbers(args: unknown, tally: TrlTally | undefined): void {
+  const t = tally?.python_numbers;
+  if (!t) return;
+  eachNumber(args, (n) => {
+    const j = jsonLoaderMayChange(n);
+    if (j) t.jsonl++;
+    if (jsonFeatureMayChange(n)) t.parquet++;
+    if (j && t.example === undefined) t.example = typeof n === 'number' ? JSON.stringify(n) : n.value;
+  });
 }
 
 function objectArguments(args: unknown, tally: TrlTally | undefined): Record<string, unknown> {
-  if (isPlainObject(args)) return args;
+  if (isPlainObject(args)) {
+    countPythonNumbers(args, tally);
+    return args;
+  }
   if (args === null || args === undefined) return {};
   if (tally) tally.wrapped_arguments++;
   return { [MALFORMED_ARGUMENTS_KEY]: typeof args === 'string' ? args : stringifyKeepingNumbers(args) };
