@@ -145,3 +145,63 @@ describe('argument numbers through the contract', () => {
     expect(stringifyKeepingNumbers(parseJson('['.repeat(1000) + '1.0' + ']'.repeat(1000), 'x', 'text'))).toBe('['.repeat(1000) + '1.0' + ']'.repeat(1000));
   });
 });
+
+// What Python datasets 5.0.1 hands a trainer, measured (fixtures/python-numbers/roundtrip.json): the
+// rule must flag every value the measurement saw change, and none it saw kept.
+import { readFileSync } from 'node:fs';
+import { jsonFeatureMayChange, jsonLoaderMayChange } from '../src/contract/json-numbers.js';
+
+describe('numbers Python datasets may change (measured)', () => {
+  const measured = JSON.parse(readFileSync(new URL('../fixtures/python-numbers/roundtrip.json', import.meta.url), 'utf8')) as {
+    files: Record<string, { calls: { column: string; text?: string; values: Record<string, string> }[] }>;
+  };
+  // The arguments of the measurement, as mined (the string-mode text is the output's own).
+  const text = measured.files['trl-string.jsonl']!.calls[0]!.text!;
+  const source = parseKeepingNumbers(text) as Record<string, unknown>;
+  const pyRepr = (v: unknown): string => {
+    const t = typeof v === 'number' ? JSON.stringify(v) : (v as LosslessNumber).value;
+    return t; // compared through Python's float/int parse below
+  };
+  /** Whether Python's value (type and repr) is the source number exactly. */
+  const same = (src: unknown, seen: string): boolean => {
+    const [type, repr] = seen.split(' ') as [string, string];
+    const t = pyRepr(src);
+    const isInt = !/[.eE]/.test(t);
+    if (type === 'int') return isInt && BigInt(repr) === BigInt(t);
+    if (isInt) return false;
+    return Object.is(Number(repr), Number(t));
+  };
+  it.each([
+    ['trl-object.jsonl', jsonLoaderMayChange],
+    ['trl-object.parquet', jsonFeatureMayChange],
+  ] as const)('%s: flagged exactly where some column of the measurement changed the value', (file, rule) => {
+    for (const [k, v] of Object.entries(source)) {
+      if (typeof v === 'string') continue;
+      const changed = measured.files[file]!.calls.some((c) => !same(v, c.values[k]!));
+      expect([k, rule(v as number | LosslessNumber)]).toEqual([k, changed]);
+    }
+  });
+
+  it('string arguments: Python json.loads keeps every value', () => {
+    for (const file of ['trl-string.jsonl', 'trl-string.parquet'])
+      for (const c of measured.files[file]!.calls)
+        for (const [k, v] of Object.entries(source)) if (typeof v !== 'string') expect([file, k, same(v, c.values[k]!)]).toEqual([file, k, true]);
+  });
+
+  it.each([
+    ['30', false, false],
+    ['9007199254740992', false, false],
+    ['9007199254740993', true, false],
+    ['0.5', false, false],
+    ['0.1', false, false],
+    ['3.141592653589793', true, false],
+    ['-0.0', true, false],
+    ['5e-324', true, true],
+    ['1e400', true, true],
+    ['1.5e300', false, false],
+    ['1.0', false, false],
+  ])('%s: JSON loader %s, parquet %s', (t, jsonl, parquet) => {
+    const n = numberKeepsText(t) ? Number(t) : new LosslessNumber(t);
+    expect([jsonLoaderMayChange(n), jsonFeatureMayChange(n)]).toEqual([jsonl, parquet]);
+  });
+});

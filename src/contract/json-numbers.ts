@@ -159,7 +159,10 @@ function outsideNormalDoubles(x: number, text: string): boolean {
 export function jsonLoaderMayChange(v: number | LosslessNumber): boolean {
   const text = textOf(v);
   const x = Number(text);
-  if (!/[.eE]/.test(text)) return Math.abs(x) > 2 ** 53 || (x === 0 && text.startsWith('-'));
+  if (!/[.eE]/.test(text)) {
+    const i = BigInt(text); // the text, not the double: 2^53 + 1 reads as 2^53
+    return i > 2n ** 53n || i < -(2n ** 53n) || text === '-0';
+  }
   if (Object.is(x, -0) || outsideNormalDoubles(x, text)) return true;
   return Math.abs(x) < 1e15 && Number(x.toFixed(10)) !== x;
 }
