@@ -38,9 +38,11 @@ export function anySourceNumbers(): boolean {
   return sourceNumbersMade > 0;
 }
 
-// A digit before `.`/`e`/`E` (fraction or exponent), a `-0`, or 16+ digits (integers of up to 15
-// digits always round-trip). Over the whole text, strings included: a false hit costs only a parse.
-const MAY_NOT_ROUND_TRIP = /[0-9][.eE]|-0|[0-9]{16}/;
+// A number token that may not round-trip: one with a fraction or an exponent, one starting with
+// `-0`, or 16+ digits (integers of up to 15 digits always round-trip). A token starts the text or
+// follows `:`, `[` or `,` (and blanks), so those are what is looked for; inside strings the same
+// characters are a false hit, which costs only a parse.
+const MAY_NOT_ROUND_TRIP = /(?:^|[:[,])\s*-?[0-9]+[.eE]|(?:^|[:[,])\s*-0|[0-9]{16}/;
 
 /** Whether a JSON text may hold a number token that does not round-trip (false: surely none). */
 export function mayHoldSourceNumbers(text: string): boolean {

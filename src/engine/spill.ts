@@ -19,7 +19,7 @@ import { ROLE_CODES, ROLE_NAMES } from './protocol.js';
 import { isWellFormed, keyHash, keyHashOfBytes } from './key-hash.js';
 import { keyPartsOf } from '../contract/sign.js';
 import { normKeepsUtf8 } from '../contract/normalise.js';
-import { anySourceNumbers, jsonTextByValue } from '../contract/json-numbers.js';
+import { jsonTextByValue } from '../contract/json-numbers.js';
 import type { EmittedMessage } from '../types.js';
 
 export { isWellFormed } from './key-hash.js';
@@ -75,7 +75,8 @@ export class SpillWriter {
   }
 
   /** Append the record of an emitted message (see the top of this file); returns its end offset. */
-  appendMessage(code: number, e: EmittedMessage, signature: string): number {
+  /** `sourceNumbers`: the tool_calls keep a number's source text (sets SOURCE_NUMBERS). */
+  appendMessage(code: number, e: EmittedMessage, signature: string, sourceNumbers = false): number {
     const [f0, f1, f2] = recordFields(code, e);
     // UTF-8 takes at most 3 bytes per UTF-16 unit; the record is written whole into the buffer. A
     // record beyond the buffer gets its exact size: three times a 300 MB tool output is 900 MB.
@@ -98,8 +99,7 @@ export class SpillWriter {
       p += n;
     }
     if (!isWellFormed(signature)) flags |= SIGNATURE_UTF16;
-    // Only a process that made a LosslessNumber can emit one's text (decoding and spilling share one).
-    if (code === ROLE_CODES.assistant && f1 && anySourceNumbers() && jsonTextByValue(f1) !== f1) flags |= SOURCE_NUMBERS;
+    if (sourceNumbers && code === ROLE_CODES.assistant && f1) flags |= SOURCE_NUMBERS;
     b[start + 1] = flags;
     const n = signature ? b.write(signature, p + 4, flags & SIGNATURE_UTF16 ? 'utf16le' : 'utf8') : 0;
     b.writeUInt32LE(n, p);
