@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cli } from './support/cli.js';
+import { execFile } from 'node:child_process';
+import { BIN, cli } from './support/cli.js';
 import { readRows } from '../src/parquet/reader.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -60,6 +61,8 @@ const SHAPES: [string, string[]][] = [
 const INPUTS: [string, string[]][] = [
   ['parquet', ['--parquet', fixture('numbers.parquet')]],
   ['parquet, duckdb engine', ['--parquet', fixture('numbers.parquet'), '--engine', 'duckdb']],
+  ['parquet, wasm engine', ['--parquet', fixture('numbers.parquet'), '--engine', 'wasm']],
+  ['parquet, js engine, 1 worker', ['--parquet', fixture('numbers.parquet'), '--engine', 'js', '--workers', '1']],
   ['jsonl (arguments as JSON strings)', ['--jsonl', fixture('numbers.jsonl')]],
   ['jsonl (arguments as objects)', ['--jsonl', fixture('numbers-objects.jsonl')]],
 ];
@@ -72,7 +75,8 @@ describe('numbers keep their source text in the output (contract v3 §11)', () =
     const jsonl = `${base}.jsonl`;
     const parquet = `${base}.parquet`;
     for (const out of [jsonl, parquet]) {
-      const r = await cli(['mine', ...inputArgs, ...shapeArgs, '--out', out, '--stats', `${out}.stats.json`, '--quiet', '--workers', '2']);
+      const workers = inputArgs.includes('--workers') ? [] : ['--workers', '2'];
+      const r = await cli(['mine', ...inputArgs, ...shapeArgs, '--out', out, '--stats', `${out}.stats.json`, '--quiet', ...workers]);
       expect(r.code, r.stderr).toBe(0);
     }
     const text = readFileSync(jsonl, 'utf8');
@@ -97,6 +101,60 @@ describe('numbers keep their source text in the output (contract v3 §11)', () =
     if (!shapeArgs.includes('tree')) {
       expect(columns.pairs_emitted).toBe(1);
       expect(columns.exact_duplicate).toBe(1);
+    }
+  });
+});
+
+describe('merge, show and the Python loader warning keep to the source text', () => {
+  it('merge of two partitions into JSONL and into parquet keeps the text', async () => {
+    const parts = [0, 1].map((i) => join(dir, `part-${i}.jsonl`));
+    for (const [i, part] of parts.entries()) {
+      const r = await cli(['mine', '--parquet', fixture('numbers.parquet'), '--shape', 'trl', '--partition', `${i}/2`, '--out', part, '--stats', `${part}.json`, '--quiet']);
+      expect(r.code, r.stderr).toBe(0);
+    }
+    for (const out of [join(dir, 'merged.jsonl'), join(dir, 'merged.parquet')]) {
+      const r = await cli(['merge', ...parts, '--stats', `${parts[0]}.json`, '--stats', `${parts[1]}.json`, '--out', out, '--quiet']);
+      expect(r.code, r.stderr).toBe(0);
+    }
+    expect(new Set(lsArguments(readFileSync(join(dir, 'merged.jsonl'), 'utf8')))).toEqual(new Set([EXPECTED]));
+    const duck = lsArguments(await duckText(join(dir, 'merged.parquet')));
+    expect(duck.length).toBe(2);
+    expect(new Set(duck)).toEqual(new Set([EXPECTED]));
+  });
+
+  it('show writes the numbers as in the source', async () => {
+    const out = join(dir, 'show.jsonl');
+    expect((await cli(['mine', '--parquet', fixture('numbers.parquet'), '--out', out, '--quiet'])).code).toBe(0);
+    const r = await new Promise<{ code: number; stdout: string }>((res) =>
+      execFile(BIN, ['show', out], { cwd: ROOT, env: { ...process.env, NO_COLOR: '1' } }, (err, stdout) => res({ code: err ? 1 : 0, stdout })),
+    );
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('→ execute_bash command="ls" timeout=1.0 id=12345678901234567890 f=1e5');
+  });
+
+  // Measured (fixtures/python-numbers/roundtrip.json): datasets' JSON loader may turn
+  // 12345678901234567890 into a double; its parquet loader and json.loads of text keep it.
+  it.each([
+    ['trl object, JSONL', ['--shape', 'trl'], 'jsonl', 2],
+    // The two kto rows of a pair share one converted prompt: its numbers count once.
+    ['kto object, JSONL', ['--shape', 'kto'], 'jsonl', 2],
+    ['trl object, parquet', ['--shape', 'trl'], 'parquet', 0],
+    ['trl string, JSONL', ['--shape', 'trl', '--arguments', 'string'], 'jsonl', 0],
+    ['published, JSONL', [], 'jsonl', 0],
+  ] as const)('%s: %s numbers Python may change, one warning line when any', async (_name, args, ext, count) => {
+    const out = join(dir, `warn-${_name.replace(/\W+/g, '-')}.${ext}`);
+    const r = await cli(['mine', '--parquet', fixture('numbers.parquet'), ...args, '--out', out, '--stats', `${out}.json`, '--quiet']);
+    expect(r.code, r.stderr).toBe(0);
+    const warnings = r.stderr.split('\n').filter((l) => l.includes('may be read as other numbers'));
+    const stats = JSON.parse(readFileSync(`${out}.json`, 'utf8')) as { trl?: { numbers_python_may_change?: number } };
+    if (count === 0) {
+      expect(warnings).toEqual([]);
+      expect(stats.trl?.numbers_python_may_change).toBeUndefined();
+    } else {
+      expect(warnings).toEqual([
+        `divergence-mine: warning: ${count} numbers in tool-call arguments (e.g. 12345678901234567890) may be read as other numbers by Python datasets' JSON loader; the file keeps their text, and parquet or --arguments string hands them over exactly (README "Numbers in arguments")`,
+      ]);
+      expect(stats.trl?.numbers_python_may_change).toBe(count);
     }
   });
 });
