@@ -64,9 +64,17 @@ export function holdsNumber(v: unknown): boolean {
   return false;
 }
 
-/** Whether a value holds a LosslessNumber anywhere (iterative). */
+/**
+ * Whether a value holds a LosslessNumber anywhere (iterative). Writers ask this of every row, so it
+ * answers at once while this process has made none (a LosslessNumber made by another copy of
+ * lossless-json is then not looked for: values come from this module).
+ */
 export function holdsSourceNumbers(v: unknown): boolean {
-  if (sourceNumbersMade === 0 || v === null || typeof v !== 'object') return false;
+  return sourceNumbersMade > 0 && holdsLossless(v);
+}
+
+function holdsLossless(v: unknown): boolean {
+  if (v === null || typeof v !== 'object') return false;
   if (isLosslessNumber(v)) return true;
   const stack: object[] = [v];
   while (stack.length > 0) {
@@ -102,7 +110,8 @@ export function stringifyKeepingNumbers(v: unknown): string | undefined {
 
 /** The value with every LosslessNumber replaced by its JS number (what JSON.parse would have made). */
 export function numbersByValue(v: unknown): unknown {
-  if (!holdsSourceNumbers(v)) return v;
+  // Not gated on this process's count: comparison keys must be right whoever made the value.
+  if (!holdsLossless(v)) return v;
   return byValue(v);
 }
 
