@@ -42,9 +42,41 @@ export type NumberReading = 'value' | 'text';
 /** JSON.parse, then a BadValue when the result nests deeper than MAX_JSON_DEPTH. A SyntaxError passes through. */
 export function parseJson(text: string, what: string, numbers: NumberReading = 'value'): unknown {
   const v: unknown = JSON.parse(text);
-  if (nestedDeeperThan(v)) throw new BadValue(tooDeepMessage(what));
+  if (numbers === 'value') {
+    if (nestedDeeperThan(v)) throw new BadValue(tooDeepMessage(what));
+    return v;
+  }
+  // One walk for the depth and for whether any number is there (the hot path: every argument string).
+  const seen = depthAndNumbers(v);
+  if (seen === TOO_DEEP) throw new BadValue(tooDeepMessage(what));
   // After the depth check: the lossless parser recurses, and within the limit that is safe.
-  return numbers === 'text' ? parseKeepingNumbers(text, v) : v;
+  return seen === WITH_NUMBERS ? parseKeepingNumbers(text, v) : v;
+}
+
+const TOO_DEEP = 2;
+const WITH_NUMBERS = 1;
+
+/** TOO_DEEP when `v` nests deeper than MAX_JSON_DEPTH, else WITH_NUMBERS when it holds a number, else 0. */
+function depthAndNumbers(v: unknown): number {
+  if (typeof v === 'number') return WITH_NUMBERS;
+  if (v === null || typeof v !== 'object') return 0;
+  let found = 0;
+  const stack: unknown[] = [v];
+  const depths: number[] = [1];
+  while (stack.length > 0) {
+    const o = stack.pop() as object;
+    const d = depths.pop()!;
+    if (d > MAX_JSON_DEPTH) return TOO_DEEP;
+    const children: unknown[] = Array.isArray(o) ? o : Object.values(o);
+    for (const c of children) {
+      if (typeof c === 'number') found = WITH_NUMBERS;
+      else if (c !== null && typeof c === 'object') {
+        stack.push(c);
+        depths.push(d + 1);
+      }
+    }
+  }
+  return found;
 }
 
 /** JSON text that must parse: `parseJson`, with a syntax error as the BadValue `unparsable`. */
