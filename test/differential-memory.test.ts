@@ -8,6 +8,7 @@
 // © Nebius; Trofimova et al., "OpenHands Trajectories with Qwen3-Coder-480B-A35B-Instruct", Nebius
 // blog, 2025), see fixtures/README.md and fixtures/sources/README.md.
 import { execFile } from 'node:child_process';
+import { parseKeepingNumbers } from '../src/contract/json-numbers.js';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -43,7 +44,13 @@ const OPTION_SETS: { name: string; options: Partial<MiningOptions>; flags: strin
 
 function readRows(path: string): Record<string, unknown>[] {
   if (path.endsWith('.jsonl')) {
-    return readFileSync(path, 'utf8').split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as Record<string, unknown>);
+    // The messages' numbers keep their source text, as the CLI's JSONL reader keeps them (contract v3 §11).
+    return readFileSync(path, 'utf8').split('\n').filter((l) => l.trim() !== '').map((l) => {
+      const o = JSON.parse(l) as Record<string, unknown>;
+      const kept = parseKeepingNumbers(l) as Record<string, unknown>;
+      for (const k of ['trajectory', 'messages']) if (k in o) o[k] = kept[k];
+      return o;
+    });
   }
   const table = tableFromIPC(readParquet(new Uint8Array(readFileSync(path))).intoIPCStream());
   const rows: Record<string, unknown>[] = [];

@@ -18,3 +18,14 @@ it('fixtures/build.mjs --check rebuilds every fixture and expected file byte for
   expect(r.stdout).toMatch(/^all \d+ files identical\n$/);
   expect(r.code).toBe(0);
 }, 120_000);
+
+it('fixtures/build-numbers.mjs --check rebuilds the number-text fixtures byte for byte', async () => {
+  const r = await new Promise<{ code: number; stdout: string; stderr: string }>((res) => {
+    execFile(process.execPath, [join(ROOT, 'fixtures', 'build-numbers.mjs'), '--check'], { cwd: ROOT }, (err, stdout, stderr) => {
+      res({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr });
+    });
+  });
+  expect(r.stderr).toBe('');
+  expect(r.stdout).toBe('fixtures/numbers.* match a rebuild\n');
+  expect(r.code).toBe(0);
+}, 120_000);

@@ -17,7 +17,7 @@ const at = (commit: string): InputFile => ({ path: file, kind: 'parquet', bytes:
 function part(i: number, input: InputFile) {
   const doc = {
     tool: 'divergence-mine',
-    contract_version: 2,
+    contract_version: 3,
     counters: { trajectories_read: 1, duplicate_trajectory_ids: 0, unlabelled: 0 },
     partition: { index: i, count: 2 },
     row_level: { bad_rows_index_pass: 0 },

@@ -89,9 +89,9 @@ function violations(files: Record<string, string>, allowed: Record<string, reado
   return bad;
 }
 
-/** Packages the pure units may use (node:crypto: hashes are part of the rules). */
+/** Packages the pure units may use (node:crypto: hashes are part of the rules; lossless-json: number text, contract 11). */
 const PURE = ['contract', 'pairing', 'errors', 'types'];
-const PURE_EXTERNAL = /^(node:crypto|fast-json-stable-stringify|string-similarity)$/;
+const PURE_EXTERNAL = /^(node:crypto|fast-json-stable-stringify|string-similarity|lossless-json)$/;
 
 /** Non-relative imports of a pure unit that are not on the list (files, threads, processes, the CLI). */
 function impurities(files: Record<string, string>): string[] {

@@ -1,5 +1,5 @@
 // `merge` refuses partition stats mined under different mining contract versions (v2 changed norm,
-// so v1 and v2 partitions do not add up to one run). Runs the BUILT CLI on the bundled fixture
+// v3 the text of numbers in the output, so parts of two versions do not add up to one run). Runs the BUILT CLI on the bundled fixture
 // (real rows of nebius/SWE-rebench-openhands-trajectories, CC-BY-4.0 © Nebius).
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,28 +20,32 @@ beforeAll(async () => {
     const r = await cli(['mine', INPUT, '--partition', `${i}/2`, '--out', p(`${i}.jsonl`), '--stats', p(`${i}.json`), '--quiet', '--workers', '1']);
     expect(r.code, r.stderr).toBe(0);
   }
-  // Partition 1 as a v1 run would have recorded it.
-  const v1 = JSON.parse(readFileSync(p('1.json'), 'utf8'));
-  v1.contract_version = 1;
-  writeFileSync(p('1.v1.json'), JSON.stringify(v1));
+  // Partition 1 as a v1 and a v2 run would have recorded it.
+  for (const v of [1, 2]) {
+    const old = JSON.parse(readFileSync(p('1.json'), 'utf8'));
+    old.contract_version = v;
+    writeFileSync(p(`1.v${v}.json`), JSON.stringify(old));
+  }
 }, 120_000);
 afterAll(() => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
 describe('merge and the contract version', () => {
-  it('mine records contract version 2 in the stats', () => {
-    expect(JSON.parse(readFileSync(p('0.json'), 'utf8')).contract_version).toBe(2);
+  it('mine records contract version 3 in the stats', () => {
+    expect(JSON.parse(readFileSync(p('0.json'), 'utf8')).contract_version).toBe(3);
   });
 
-  it('merges two v2 partitions', async () => {
+  it('merges two v3 partitions', async () => {
     const r = await cli(['merge', p('0.jsonl'), p('1.jsonl'), '--stats', p('0.json'), '--stats', p('1.json'), '--out', p('ok.jsonl'), '--quiet']);
     expect(r.code, r.stderr).toBe(0);
   });
 
   it.each([
-    ['v2 first, v1 second', ['0.json', '1.v1.json'], /1\.v1\.json: mined under mining contract v1, but .*0\.json under v2/],
-    ['v1 first, v2 second', ['1.v1.json', '0.json'], /0\.json: mined under mining contract v2, but .*1\.v1\.json under v1/],
+    ['v3 first, v1 second', ['0.json', '1.v1.json'], /1\.v1\.json: mined under mining contract v1, but .*0\.json under v3/],
+    ['v1 first, v3 second', ['1.v1.json', '0.json'], /0\.json: mined under mining contract v3, but .*1\.v1\.json under v1/],
+    ['v3 first, v2 second', ['0.json', '1.v2.json'], /1\.v2\.json: mined under mining contract v2, but .*0\.json under v3/],
+    ['v2 first, v3 second', ['1.v2.json', '0.json'], /0\.json: mined under mining contract v3, but .*1\.v2\.json under v2/],
   ])('refuses %s with one clear line, exit 2, no output', async (_name, stats, message) => {
     const out = p(`mixed-${stats[0]}.jsonl`);
     const r = await cli(['merge', p('0.jsonl'), p('1.jsonl'), '--stats', p(stats[0]!), '--stats', p(stats[1]!), '--out', out]);

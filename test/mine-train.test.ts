@@ -601,7 +601,7 @@ describe('--card', () => {
     // The input is shown by its file name: the miner's own folders mean nothing to a reader of the card.
     expect(text).toContain(`divergence-mine mine ${args.map((a) => (a === synth ? 'synth.jsonl' : a)).join(' ')}`);
     expect(text).not.toContain(synth);
-    expect(text).toContain('Mining contract version: **2**');
+    expect(text).toContain('Mining contract version: **3**');
     expect(text).toContain('Shape: **trl**');
     expect(text).toContain(`| trajectories read |  | ${c.trajectories_read} |`);
     expect(text).toContain(`| **pairs emitted** | = | ${c.pairs_emitted} |`);

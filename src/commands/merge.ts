@@ -16,6 +16,7 @@ import type { PairRow } from '../types.js';
 import { checkOutputPath } from '../io/atomic.js';
 import { JsonlSink } from '../io/jsonl-writer.js';
 import type { RowSink } from '../io/sink.js';
+import { parseKeepingNumbers } from '../contract/json-numbers.js';
 import { readPairsFile } from './check-template.js';
 import { statsDocument, writeJsonAtomic } from './mine.js';
 import { mergeKtoStats, mergeTreeStats, type KtoStats, type TreeStats } from './merge-tree.js';
@@ -75,8 +76,8 @@ export function checkCompatible(parts: PartStats[]): number {
       }
     }
   };
-  // Keys and filters differ between contract versions (v2 changed norm), so the parts' pairs and
-  // counters do not add up to any one run.
+  // Keys and filters differ between contract versions (v2 changed norm), and so does the output
+  // (v3 writes numbers with their source text): the parts do not add up to any one run.
   for (const p of parts) {
     if (p.doc.contract_version !== first.doc.contract_version) {
       throw new UserError(
@@ -216,7 +217,8 @@ export async function mergeParts(
     while (heads[best] && heads[best]!.instance === instance) {
       const item = heads[best]!.item;
       if (typeof item === 'string' && rawSink) await rawSink(item);
-      else await sink.write(typeof item === 'string' ? JSON.parse(item) : item);
+      // A row re-encoded (JSONL into parquet) keeps its numbers' source text (contract v3, 11).
+      else await sink.write(typeof item === 'string' ? parseKeepingNumbers(item) : item);
       rows++;
       heads[best] = await cur.next();
     }

@@ -5,7 +5,7 @@ import type { Command } from 'commander';
 import { formatCounters, type Counters } from '../contract/counters.js';
 import { minePairs, type MinedPair, type MineSummary } from '../engine/mine-pairs.js';
 import { CONTRACT_VERSION, type MiningOptions } from '../contract/options.js';
-import { openSink, plainLayout, type OutputLayout } from '../dataset/file-output.js';
+import { openSink, outputFormat, plainLayout, type OutputFormat, type OutputLayout } from '../dataset/file-output.js';
 import { fingerprintInputs, type Partition } from '../engine/partition.js';
 import { StderrProgress, humanBytes, silentProgress } from '../io/progress.js';
 import type { InputFile } from '../io/inputs.js';
@@ -46,6 +46,8 @@ export interface TrainRunInfo {
   outputs?: FolderResult | null;
   splitCounts?: ReturnType<CardStats['splitCounts']> | null;
   wrappedArguments?: number;
+  /** Numbers in argument objects Python `datasets` may read as other numbers from this output's format. */
+  pythonNumbers?: number;
   /** `--tokenizer`: the stats file's `tokens` object (tokens/mine-tokens.ts). */
   tokens?: ReturnType<MineTokens['toJSON']> | null;
   /** Source and shape settings, recorded only when they differ from the contract's defaults (see sourceShapeStats). */
@@ -75,7 +77,7 @@ export function statsDocument(
   const extra = {
     ...(t?.splitCounts ? { splits: t.splitCounts } : {}),
     ...(t?.outputs ? { files: t.outputs.files.map((f) => ({ split: f.split, path: f.path, rows: f.rows, bytes: f.bytes })) } : {}),
-    ...(t?.wrappedArguments ? { trl: { wrapped_arguments: t.wrappedArguments } } : {}),
+    ...(t?.wrappedArguments || t?.pythonNumbers ? { trl: { ...(t.wrappedArguments ? { wrapped_arguments: t.wrappedArguments } : {}), ...(t.pythonNumbers ? { numbers_python_may_change: t.pythonNumbers } : {}) } } : {}),
     ...(t?.sourceShape?.extra ?? {}),
     ...(t?.tokens ? { tokens: t.tokens } : {}),
     ...(t?.pairing?.extra ?? {}),
@@ -168,7 +170,9 @@ export async function runMine(positional: string[], given: MineCliOptions, recog
 
   // Row by row: window, reshape, split, count for the card, write.
   const toolsCol = makeToolsColumnCache();
-  const tally: TrlTally = { wrapped_arguments: 0 };
+  // Argument objects reach Python as typed values: count the numbers its loaders may change (contract v3 §11).
+  const format: OutputFormat = plan.folder ? plan.folder.format : outputFormat(o.out);
+  const tally: TrlTally = { wrapped_arguments: 0, ...(layout.arguments !== 'string' ? { python_numbers: { jsonl: 0, parquet: 0 } } : {}) };
   const cardStats = new CardStats();
   cardStats.declareSplits(splitNames);
   const trl = layout.shape === 'trl';
@@ -290,6 +294,12 @@ export async function runMine(positional: string[], given: MineCliOptions, recog
       `divergence-mine: warning: ${tally.wrapped_arguments} tool calls have arguments that are not a JSON object; ` +
         'written as {"malformed_arguments": "<raw text>"} (--arguments object)\n',
     );
+  const pythonNumbers = tally.python_numbers?.[format] ?? 0;
+  if (pythonNumbers > 0)
+    writeStderr(
+      `divergence-mine: warning: ${pythonNumbers} numbers in tool-call arguments (e.g. ${tally.python_numbers!.example}) may be read as other numbers by Python datasets' ${format === 'jsonl' ? 'JSON' : 'parquet'} loader; ` +
+        `the file keeps their text, and ${format === 'jsonl' ? 'parquet or ' : ''}--arguments string hands them over exactly (README "Numbers in arguments")\n`,
+    );
   const splitCounts = plan.specs.length > 0 ? cardStats.splitCounts() : null;
   const train: TrainRunInfo = {
     shape: layout.shape,
@@ -299,6 +309,7 @@ export async function runMine(positional: string[], given: MineCliOptions, recog
     outputs: result,
     splitCounts,
     wrappedArguments: tally.wrapped_arguments,
+    pythonNumbers,
     sourceShape: sourceShapeStats(summary.detection, o, layout, { groupRows: groupRowCount, sft: sftDedup }),
     tokens: tokens ? tokens.toJSON() : null,
     pairing: pairingStats(pairing, layout.shape === 'kto', summary, ktoDedup),

@@ -1,6 +1,7 @@
 // Contract section 6: the emitted form of messages and the output row.
 import stableStringify from 'fast-json-stable-stringify';
 import { flatArgumentsJson, objectJson } from './sign.js';
+import { jsonTextByValue, stringifyKeepingNumbers } from './json-numbers.js';
 import type { EmittedMessage, Message, PairRow, ToolCall } from '../types.js';
 
 /** tool_calls as emitted: JSON string of [{id, type, function: {name, arguments}}], or null. */
@@ -20,9 +21,9 @@ export function emitToolCalls(calls: ToolCall[] | null | undefined): string | nu
 
 const isTextOrNull = (v: unknown): boolean => v === null || typeof v === 'string';
 
-/** The emitted tool_calls by definition: JSON.stringify of the calls' emitted fields. */
+/** The emitted tool_calls by definition: JSON of the calls' emitted fields, numbers in their source text (contract v3). */
 export function emitToolCallsAsValue(calls: ToolCall[]): string {
-  return JSON.stringify(calls.map((c) => ({ id: c.id, type: c.type, function: { name: c.function.name, arguments: c.function.arguments } })));
+  return stringifyKeepingNumbers(calls.map((c) => ({ id: c.id, type: c.type, function: { name: c.function.name, arguments: c.function.arguments } })))!;
 }
 
 /** Only the role's fields, in a fixed order (role first) so output bytes are stable. */
@@ -58,7 +59,15 @@ export function makeRow(prompt: EmittedMessage[], chosen: EmittedMessage, reject
   };
 }
 
-/** Exact-duplicate key (contract 5.4): stable JSON of {prompt, chosen, rejected}. */
+/** Exact-duplicate key (contract 5.4): stable JSON of {prompt, chosen, rejected}, numbers by value (contract v3). */
 export function dedupeKey(row: Pick<PairRow, 'prompt' | 'chosen' | 'rejected'>): string {
-  return stableStringify({ prompt: row.prompt, chosen: row.chosen, rejected: row.rejected });
+  return stableStringify({ prompt: row.prompt.map(messageByValue), chosen: messageByValue(row.chosen), rejected: messageByValue(row.rejected) });
+}
+
+/** The emitted message as contract v2 emitted it: tool_calls with numbers by value. */
+export function messageByValue(m: EmittedMessage): EmittedMessage {
+  const tc = m.tool_calls;
+  if (typeof tc !== 'string') return m;
+  const v = jsonTextByValue(tc);
+  return v === tc ? m : { ...m, tool_calls: v };
 }

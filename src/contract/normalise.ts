@@ -71,7 +71,7 @@ function asCallList(v: unknown): unknown[] | null {
   if (v == null || v === 'None') return null;
   if (typeof v === 'string') {
     // JSONL exports sometimes carry the list as a JSON string.
-    return asCallList(parseJsonText(v, 'tool_calls', 'tool_calls is a string that is neither "None" nor a JSON list'));
+    return asCallList(parseJsonText(v, 'tool_calls', 'tool_calls is a string that is neither "None" nor a JSON list', 'text'));
   }
   if (!Array.isArray(v)) throw new BadValue(`tool_calls must be a list or null, found ${typeof v}`);
   return v.length === 0 ? null : v;
@@ -89,7 +89,8 @@ export function normaliseToolCall(v: unknown, tally: NormaliseTally): ToolCall {
   };
   if (typeof f.arguments === 'string') {
     try {
-      call.function.arguments = parseJson(f.arguments, 'tool_calls[].function.arguments');
+      // Numbers keep their source text for the output; signatures read them by value (sign.ts).
+      call.function.arguments = parseJson(f.arguments, 'tool_calls[].function.arguments', 'text');
     } catch (e) {
       if (e instanceof BadValue) throw e;
       call.function.arguments = f.arguments;

@@ -1,8 +1,11 @@
 // The contract's tunable rules and their defaults (contract sections 3-5).
 import { DEFAULT_REASONING_KEYS } from './sign.js';
 
-/** Mining contract version (v2: norm splits lines on "\n" only; keys compare as UTF-16 strings). */
-export const CONTRACT_VERSION = 2;
+/**
+ * Mining contract version (v2: norm splits lines on "\n" only; keys compare as UTF-16 strings;
+ * v3: numbers in arguments are written with their source text, compared by value as before).
+ */
+export const CONTRACT_VERSION = 3;
 
 export interface MiningOptions {
   maxPerSide: number;

@@ -1,6 +1,7 @@
 // Contract section 3: comparison keys for the lockstep walk and the assistant action signature.
 import stableStringify from 'fast-json-stable-stringify';
 import { norm } from './normalise.js';
+import { numbersByValue } from './json-numbers.js';
 import type { Message, ToolCall } from '../types.js';
 
 export const DEFAULT_REASONING_KEYS: readonly string[] = ['thought', 'reasoning', 'think'];
@@ -65,6 +66,8 @@ export function canonArguments(args: unknown, reasoningKeys: ReadonlySet<string>
     const kept = flat.filter(([k]) => !reasoningKeys.has(k)).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
     return objectJson(kept);
   }
+  // Numbers compare by value (contract v3, 11): a LosslessNumber signs as the number JSON.parse makes.
+  args = numbersByValue(args);
   if (args !== null && typeof args === 'object' && !Array.isArray(args)) {
     const keys = Object.keys(args).filter((k) => !reasoningKeys.has(k)).sort();
     // Null prototype: every key is data (contract 9.9), so `kept.__proto__ = v` stores a key instead

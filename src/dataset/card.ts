@@ -12,6 +12,7 @@
 // - length flag: among rows where the two sides differ in action characters, the share where the
 //   chosen side is longer; flagged when it is outside 50% +/- `lengthFlag` (default 10 points).
 import type { SplitBy, SplitSpec } from './split.js';
+import { jsonTextByValue, numbersByValue } from '../contract/json-numbers.js';
 import { tokenSection, type CardTokens } from './card-tokens.js';
 
 export interface CardMessageLike {
@@ -51,7 +52,8 @@ function callsOf(m: CardMessageLike): { name: string; argChars: number }[] {
     const f = (c as { function?: { name?: unknown; arguments?: unknown } } | null)?.function ?? {};
     const name = typeof f.name === 'string' ? f.name : '(unnamed)';
     const args = f.arguments;
-    const argText = typeof args === 'string' ? args : (JSON.stringify(args ?? null) ?? '');
+    // By value, as every statistic of the contract (v3, 11): the card does not change with a number's text.
+    const argText = typeof args === 'string' ? jsonTextByValue(args) : (JSON.stringify(numbersByValue(args ?? null)) ?? '');
     return { name, argChars: argText.length };
   });
 }

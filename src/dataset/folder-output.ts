@@ -17,6 +17,7 @@ import { openSink, type OutputFormat, type OutputLayout } from './file-output.js
 import { removeTemp, trackTemp } from '../io/atomic.js';
 import { JsonlSink } from '../io/jsonl-writer.js';
 import type { RowSink } from '../io/sink.js';
+import { parseKeepingNumbers, stringifyKeepingNumbers } from '../contract/json-numbers.js';
 import { planShards, shardCountForBytes, shardFileName, splitFileName, type ShardPlan } from './split.js';
 
 export type Sharding = { count: number } | { bytes: number } | null;
@@ -153,7 +154,7 @@ export class FolderOutput {
     if (!t) throw new Error(`unknown split ${split}`);
     t.rows++;
     if (t.keys) {
-      const line = JSON.stringify(row);
+      const line = stringifyKeepingNumbers(row)!;
       t.keys.push(groupKey);
       t.sizes!.push(Buffer.byteLength(line) + 1);
       await (t.sink as JsonlSink<unknown>).writeLine(line);
@@ -209,7 +210,7 @@ export class FolderOutput {
       await eachLine(spool, async (line, i) => {
         const s = sinks[shardOfRow(i)]!;
         if (s instanceof JsonlSink) await s.writeLine(line);
-        else await s.write(JSON.parse(line));
+        else await s.write(parseKeepingNumbers(line));
       });
       for (const s of sinks) await this.closeSink(s);
     } else {
@@ -221,7 +222,7 @@ export class FolderOutput {
       this.dropTemp(spool);
       for (let k = 0; k < plan.count; k++) {
         const sink = this.track(openSink(join(this.spec.dir, names[k]!), this.spec.layout, this.spec.format));
-        await eachLine(parts[k]!, (line) => sink.write(JSON.parse(line)));
+        await eachLine(parts[k]!, (line) => sink.write(parseKeepingNumbers(line)));
         await this.closeSink(sink);
         this.dropTemp(parts[k]!);
       }

@@ -5,6 +5,7 @@
 // first compares that message (spill-walk.ts). About 30% of the messages of the trajectories a
 // real file extracts are ever compared (the rest lie past every divergence of their pairs).
 import { emitMessage } from '../contract/emit.js';
+import { holdsSourceNumbers } from '../contract/json-numbers.js';
 import { BadValue, normaliseTrajectory, type NormaliseTally } from '../contract/normalise.js';
 import { ROLE_CODES, type EncodedTrajectory } from './protocol.js';
 import { actionSignature, sharingArgumentsJson } from '../contract/sign.js';
@@ -64,7 +65,10 @@ export function encodeTrajectory(
     // The signature and the emitted tool calls write each argument value once between them.
     offsets[i + 1] = sharingArgumentsJson(() => {
       const signature = sign(m);
-      return spill.appendMessage(code, emitMessage(m), signature);
+      // Exact duplicates compare numbers by value (contract v3 §11): the record says when its text differs.
+      const calls = (m as { tool_calls?: ToolCall[] | null }).tool_calls;
+      const sourceNumbers = m.role === 'assistant' && !!calls && calls.some((c) => holdsSourceNumbers(c.function.arguments));
+      return spill.appendMessage(code, emitMessage(m), signature, sourceNumbers);
     });
   }
   return { key, roles, offsets };

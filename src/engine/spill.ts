@@ -5,7 +5,7 @@
 //
 // One record per message (little endian):
 //   u8 role code, u8 flags (bit k: field k is null; bit 3+k: field k is UTF-16LE; bit 6: the signature
-//   is UTF-16LE), u32 x3 byte lengths of fields 0..2, field 0 (content), field 1, field 2, u32 byte
+//   is UTF-16LE; bit 7: the tool_calls keep a number's source text, json-numbers.ts), u32 x3 byte lengths of fields 0..2, field 0 (content), field 1, field 2, u32 byte
 //   length of the signature, the signature.
 // Text is UTF-8, except a string holding a lone surrogate: UTF-8 would turn it into U+FFFD, changing
 // the output and making two different messages hash alike (contract 9.9), so it is kept as UTF-16LE.
@@ -19,6 +19,7 @@ import { ROLE_CODES, ROLE_NAMES } from './protocol.js';
 import { isWellFormed, keyHash, keyHashOfBytes } from './key-hash.js';
 import { keyPartsOf } from '../contract/sign.js';
 import { normKeepsUtf8 } from '../contract/normalise.js';
+import { jsonTextByValue } from '../contract/json-numbers.js';
 import type { EmittedMessage } from '../types.js';
 
 export { isWellFormed } from './key-hash.js';
@@ -26,6 +27,12 @@ export { isWellFormed } from './key-hash.js';
 const FLUSH_BYTES = 1 << 20;
 /** Flags bit: the signature is stored as UTF-16LE. */
 export const SIGNATURE_UTF16 = 64;
+/**
+ * Flags bit: field 1 (tool_calls) keeps the source text of a number JSON.stringify writes otherwise
+ * (contract v3, 11). Exact duplicates compare numbers by value, so such a record hashes as the record
+ * of its tool_calls by value (what contract v2 emitted) would.
+ */
+export const SOURCE_NUMBERS = 128;
 /** Role code, null flags and three field lengths. */
 export const HEADER = 14;
 
@@ -68,7 +75,8 @@ export class SpillWriter {
   }
 
   /** Append the record of an emitted message (see the top of this file); returns its end offset. */
-  appendMessage(code: number, e: EmittedMessage, signature: string): number {
+  /** `sourceNumbers`: the tool_calls keep a number's source text (sets SOURCE_NUMBERS). */
+  appendMessage(code: number, e: EmittedMessage, signature: string, sourceNumbers = false): number {
     const [f0, f1, f2] = recordFields(code, e);
     // UTF-8 takes at most 3 bytes per UTF-16 unit; the record is written whole into the buffer. A
     // record beyond the buffer gets its exact size: three times a 300 MB tool output is 900 MB.
@@ -91,6 +99,7 @@ export class SpillWriter {
       p += n;
     }
     if (!isWellFormed(signature)) flags |= SIGNATURE_UTF16;
+    if (sourceNumbers && code === ROLE_CODES.assistant && f1) flags |= SOURCE_NUMBERS;
     b[start + 1] = flags;
     const n = signature ? b.write(signature, p + 4, flags & SIGNATURE_UTF16 ? 'utf16le' : 'utf8') : 0;
     b.writeUInt32LE(n, p);
@@ -169,7 +178,19 @@ export class SpillReader {
  * null flags included), so it stands in for the message in the exact-duplicate key.
  */
 export function emittedHash(b: Buffer, p: number): Buffer {
-  return (hash('sha256', b.subarray(p, p + emittedLength(b, p)), 'buffer') as unknown as Buffer).subarray(0, 16);
+  const bytes = b[p + 1]! & SOURCE_NUMBERS ? recordByValue(b, p) : b.subarray(p, p + emittedLength(b, p));
+  return (hash('sha256', bytes, 'buffer') as unknown as Buffer).subarray(0, 16);
+}
+
+/** The emitted part of a SOURCE_NUMBERS record as it would be with its tool_calls by value. */
+function recordByValue(b: Buffer, p: number): Buffer {
+  const { l0, l1, l2 } = recordHeader(b, p);
+  const f1 = p + HEADER + l0;
+  const byValue = Buffer.from(jsonTextByValue(b.toString('utf8', f1, f1 + l1)), 'utf8');
+  const header = Buffer.from(b.subarray(p, p + HEADER));
+  header[1] = header[1]! & ~SOURCE_NUMBERS;
+  header.writeUInt32LE(byValue.length, 6);
+  return Buffer.concat([header, b.subarray(p + HEADER, f1), byValue, b.subarray(f1 + l1, f1 + l1 + l2)]);
 }
 
 /** Bytes of the emitted part of the record at `p` (header and fields 0-2), from its header alone. */

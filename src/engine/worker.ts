@@ -14,6 +14,8 @@ import { sourceMessages } from '../sources/messages.js';
 import { pairWithinKey } from '../sources/identity.js';
 import { signatureSchemeOf } from '../sources/text-actions.js';
 import { SpillWriter } from './spill.js';
+import { holdsNumber, mayHoldSourceNumbers, parseKeepingNumbers } from '../contract/json-numbers.js';
+import { nestedDeeperThan } from '../contract/json-depth.js';
 import { jsonlLines, parseJsonLine } from '../io/jsonl-lines.js';
 import type { Getter } from '../io/arrow-values.js';
 import { parquetLibs } from '../io/parquet-libs.js';
@@ -413,6 +415,18 @@ async function sampleJsonl(path: string): Promise<SampleResult> {
   return { row: null };
 }
 
+/**
+ * A JSONL line's messages with the source text of their numbers (contract v3, 11): arguments given
+ * as objects are in the line's text only. The line is parsed again, losslessly, only when its
+ * messages hold a number that may not round-trip, and not when it nests too deeply (that parser
+ * recurses; the normaliser then reports the depth).
+ */
+function messagesKeepingNumbers(text: string, o: Record<string, unknown>, column: string): unknown {
+  const v = o[column];
+  if (!holdsNumber(v) || !mayHoldSourceNumbers(text) || nestedDeeperThan(o)) return v;
+  return (parseKeepingNumbers(text, o) as Record<string, unknown>)[column];
+}
+
 async function decodeJsonl(task: Extract<Task, { kind: 'decode-jsonl' }>): Promise<DecodeResult> {
   const reasoning = new Set(task.reasoningKeys);
   const tally: NormaliseTally = { malformed_arguments: 0, unknown_roles: 0 };
@@ -425,9 +439,10 @@ async function decodeJsonl(task: Extract<Task, { kind: 'decode-jsonl' }>): Promi
     if (line !== task.lines[next]) continue;
     const o = parseJsonLine(task.path, line, text);
     const m = task.mapping;
+    const messages = messagesKeepingNumbers(text, o, m.messages);
     // The contract's layout reads `tools` / `repo` on every line, whatever the first line holds.
     const tools = task.withTools ? () => toolsText(m.tools ? o[m.tools] : contractLayout(m, task.schema) ? o.tools : null, m, task.schema) : null;
-    const t = encodeRow(task.keys[next]!, () => messagesValue(o[m.messages], m, task.schema), tools, reasoning, tally, w, task.schema);
+    const t = encodeRow(task.keys[next]!, () => messagesValue(messages, m, task.schema), tools, reasoning, tally, w, task.schema);
     out.push(toDecoded(t, w));
     next++;
     rows++;

@@ -3,6 +3,7 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { commitTemp, openTempFor, removeTemp } from './atomic.js';
 import type { RowSink } from './sink.js';
+import { stringifyKeepingNumbers } from '../contract/json-numbers.js';
 
 /** Set when a stdout consumer went away (e.g. `| head`): the run stops quietly. */
 export class BrokenPipe extends Error {}
@@ -50,7 +51,8 @@ export class JsonlSink<R = unknown> implements RowSink<R> {
   }
 
   async write(row: R): Promise<void> {
-    return this.writeLine(JSON.stringify(row));
+    // Argument values may hold LosslessNumbers (json-numbers.ts): written as their source text.
+    return this.writeLine(stringifyKeepingNumbers(row)!);
   }
 
   /** Write one already-serialised row (merge copies lines byte for byte). */

@@ -9,6 +9,7 @@ import type { EmittedMessage, PairRow } from '../types.js';
 import type { Getter } from './arrow-values.js';
 import { parquetLibs, type ParquetLibs } from './parquet-libs.js';
 import { checkParquetMagic } from './inputs.js';
+import { stringifyKeepingNumbers } from '../contract/json-numbers.js';
 import { jsonlLines, parseJsonLine } from './jsonl-lines.js';
 
 export type PairsFormat = 'jsonl' | 'parquet';
@@ -81,7 +82,7 @@ function toMessage(v: unknown, where: string, field: string, roleFields = false)
   const out: EmittedMessage = { role: m.role, content: typeof m.content === 'string' ? m.content : m.content == null ? null : String(m.content) };
   const keep = (f: 'tool_calls' | 'name' | 'tool_call_id') =>
     f in m && (!roleFields || (f === 'tool_calls' ? m.role === 'assistant' : m.role === 'tool'));
-  if (keep('tool_calls')) out.tool_calls = m.tool_calls == null ? null : typeof m.tool_calls === 'string' ? m.tool_calls : JSON.stringify(m.tool_calls);
+  if (keep('tool_calls')) out.tool_calls = m.tool_calls == null ? null : typeof m.tool_calls === 'string' ? m.tool_calls : stringifyKeepingNumbers(m.tool_calls);
   if (keep('name')) out.name = typeof m.name === 'string' ? m.name : null;
   if (keep('tool_call_id')) out.tool_call_id = typeof m.tool_call_id === 'string' ? m.tool_call_id : null;
   return out;

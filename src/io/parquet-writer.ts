@@ -7,6 +7,7 @@ import type { DataType, Struct, List } from 'apache-arrow';
 import { commitTemp, openTempFor, removeTemp } from './atomic.js';
 import { parquetLibs, type Arrow, type ParquetLibs } from './parquet-libs.js';
 import type { RowSink } from './sink.js';
+import { stringifyKeepingNumbers } from '../contract/json-numbers.js';
 
 /**
  * An Arrow type, built from apache-arrow once a parquet sink has loaded it (parquet-libs.ts): the
@@ -107,7 +108,7 @@ export function fullTrlMessage(m: TrlMessageLike) {
             type: c.type,
             function: {
               name: c.function.name,
-              arguments: typeof c.function.arguments === 'string' ? c.function.arguments : (JSON.stringify(c.function.arguments ?? null) ?? null),
+              arguments: typeof c.function.arguments === 'string' ? c.function.arguments : (stringifyKeepingNumbers(c.function.arguments ?? null) ?? null),
             },
           })),
     name: m.name ?? null,

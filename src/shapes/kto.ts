@@ -20,7 +20,7 @@
 import { createHash } from 'node:crypto';
 import stableStringify from 'fast-json-stable-stringify';
 import type { PairRow } from '../types.js';
-import { toTrlMessage, type ArgumentsMode, type TrlMessage, type TrlTally } from './trl.js';
+import { toTrlMessage, trlMessageByValue, type ArgumentsMode, type TrlMessage, type TrlTally } from './trl.js';
 
 export interface KtoRow {
   prompt: TrlMessage[];
@@ -89,8 +89,9 @@ export class KtoDeduper {
 
   /** The row, or null when an identical (instance_id, prompt, completion) was already returned; `branch` stands for the completion (tree pairing). */
   add(row: KtoRow, branch?: string): KtoRow | null {
-    const completion = branch === undefined ? row.completion : { branch };
-    const key = createHash('sha256').update(stableStringify({ instance_id: row.instance_id, prompt: row.prompt, completion })).digest('hex');
+    // Numbers compare by value (contract v3, 11), as every exact-duplicate key does.
+    const completion = branch === undefined ? row.completion.map(trlMessageByValue) : { branch };
+    const key = createHash('sha256').update(stableStringify({ instance_id: row.instance_id, prompt: row.prompt.map(trlMessageByValue), completion })).digest('hex');
     if (this.seen.has(key)) {
       this.duplicates++;
       return null;

@@ -16,6 +16,7 @@
 // deterministic too. Scope is the whole run (not per instance: the instance is part of the key).
 import { createHash } from 'node:crypto';
 import stableStringify from 'fast-json-stable-stringify';
+import { messageByValue } from '../contract/emit.js';
 import type { EmittedMessage } from '../types.js';
 
 export interface SftSource {
@@ -55,7 +56,8 @@ export function toSftRow(row: SftSource): SftRow {
 /** The deduplication key of an SFT row. */
 export function sftKey(row: Pick<SftRow, 'instance_id' | 'prompt' | 'completion'>): string {
   return createHash('sha256')
-    .update(stableStringify({ instance_id: row.instance_id, prompt: row.prompt, completion: row.completion }))
+    // Numbers compare by value (contract v3, 11): tool_calls as contract v2 emitted them.
+    .update(stableStringify({ instance_id: row.instance_id, prompt: row.prompt.map(messageByValue), completion: row.completion.map(messageByValue) }))
     .digest('hex');
 }
 

@@ -13,6 +13,7 @@ import type { RowMeta } from '../contract/emit.js';
 import type { EmittedMessage, PairRow } from '../types.js';
 import { parseJsonText } from '../contract/json-depth.js';
 import { BadValue } from '../contract/normalise.js';
+import { eachNumber, jsonFeatureMayChange, jsonLoaderMayChange, jsonTextByValue, numbersByValue, stringifyKeepingNumbers } from '../contract/json-numbers.js';
 
 export type ArgumentsMode = 'object' | 'string';
 
@@ -144,7 +145,8 @@ export function makeToolsColumnCache(size = 8): (rawTools: unknown) => string | 
 function parseCalls(v: unknown): unknown[] {
   if (v == null || v === 'None') return [];
   if (typeof v === 'string') {
-    return parseCalls(parseJsonText(v, 'tool_calls', 'tool_calls is a string that is not JSON'));
+    // Numbers keep their source text (contract v3, 11): argument values hold LosslessNumbers where it differs from JS's.
+    return parseCalls(parseJsonText(v, 'tool_calls', 'tool_calls is a string that is not JSON', 'text'));
   }
   v = plain(v);
   if (!Array.isArray(v)) throw new BadValue('tool_calls must be a JSON list or null');
@@ -162,13 +164,33 @@ export const MALFORMED_ARGUMENTS_KEY = 'malformed_arguments';
 /** Counts what the conversion changed (optional; the mine loop may report it). */
 export interface TrlTally {
   wrapped_arguments: number;
+  /**
+   * Numbers in argument objects that Python `datasets` may read as another number: from JSONL
+   * (`jsonl`) or from parquet (`parquet`), see json-numbers.ts jsonLoaderMayChange. Optional: only
+   * the mine loop counts them.
+   */
+  python_numbers?: { jsonl: number; parquet: number; example?: string };
+}
+
+function countPythonNumbers(args: unknown, tally: TrlTally | undefined): void {
+  const t = tally?.python_numbers;
+  if (!t) return;
+  eachNumber(args, (n) => {
+    const j = jsonLoaderMayChange(n);
+    if (j) t.jsonl++;
+    if (jsonFeatureMayChange(n)) t.parquet++;
+    if (j && t.example === undefined) t.example = typeof n === 'number' ? JSON.stringify(n) : n.value;
+  });
 }
 
 function objectArguments(args: unknown, tally: TrlTally | undefined): Record<string, unknown> {
-  if (isPlainObject(args)) return args;
+  if (isPlainObject(args)) {
+    countPythonNumbers(args, tally);
+    return args;
+  }
   if (args === null || args === undefined) return {};
   if (tally) tally.wrapped_arguments++;
-  return { [MALFORMED_ARGUMENTS_KEY]: typeof args === 'string' ? args : JSON.stringify(args) };
+  return { [MALFORMED_ARGUMENTS_KEY]: typeof args === 'string' ? args : stringifyKeepingNumbers(args) };
 }
 
 function toTrlCall(c: unknown, mode: ArgumentsMode, tally?: TrlTally): TrlToolCall {
@@ -177,7 +199,7 @@ function toTrlCall(c: unknown, mode: ArgumentsMode, tally?: TrlTally): TrlToolCa
   const raw = f.arguments ?? null;
   // 'string': the JSON text of parsed arguments; a malformed call keeps its raw string verbatim.
   // 'object': parsed arguments as they are; anything else wrapped (see MALFORMED_ARGUMENTS_KEY).
-  const args = mode === 'string' ? (typeof raw === 'string' ? raw : JSON.stringify(raw ?? {})) : objectArguments(raw, tally);
+  const args = mode === 'string' ? (typeof raw === 'string' ? raw : stringifyKeepingNumbers(raw ?? {})) : objectArguments(raw, tally);
   return {
     id: typeof c.id === 'string' ? c.id : null,
     type: typeof c.type === 'string' ? c.type : null,
@@ -199,6 +221,23 @@ export function toTrlMessage(m: EmittedMessage, mode: ArgumentsMode, tally?: Trl
     default:
       return { role: m.role, content };
   }
+}
+
+/**
+ * The message as contract v2 made it, numbers by value (json-numbers.ts): what exact-duplicate keys
+ * of trl messages compare (kto.ts). The message itself when nothing differs.
+ */
+export function trlMessageByValue(m: TrlMessage): TrlMessage {
+  if (!m.tool_calls) return m;
+  let changed = false;
+  const calls = m.tool_calls.map((c) => {
+    const a = c.function.arguments;
+    const v = typeof a === 'string' ? jsonTextByValue(a) : numbersByValue(a);
+    if (v === a) return c;
+    changed = true;
+    return { ...c, function: { ...c.function, arguments: v } };
+  });
+  return changed ? { ...m, tool_calls: calls } : m;
 }
 
 /** Convert a published row. `prompt_messages_dropped` is carried over when the row has it. */

@@ -13,6 +13,7 @@
 // object, is passed on unchanged: the normaliser reports it (§4.4).
 import { BadValue } from '../contract/normalise.js';
 import { nestedDeeperThan, tooDeepMessage } from '../contract/json-depth.js';
+import { parseKeepingNumbers } from '../contract/json-numbers.js';
 import type { SchemaName } from './schema.js';
 
 export const ROLE_ALIASES: Readonly<Record<string, string>> = { ai: 'assistant', human: 'user' };
@@ -27,7 +28,8 @@ export function parseIfString(v: unknown, what = 'JSON text'): unknown {
     return v;
   }
   if (nestedDeeperThan(parsed)) throw new BadValue(tooDeepMessage(what));
-  return parsed;
+  // Arguments given as objects inside the text keep their numbers' source text (contract v3, 11).
+  return parseKeepingNumbers(v, parsed);
 }
 
 type Obj = Record<string, unknown>;

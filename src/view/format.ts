@@ -1,6 +1,7 @@
 // Text forms of emitted messages, shared by `show` (terminal) and `report` (HTML):
 // an action (chosen / rejected) as readable lines, and a compact one-glance form of prompt messages.
 import { neutralise } from '../io/terminal-text.js';
+import { parseKeepingNumbers, stringifyKeepingNumbers } from '../contract/json-numbers.js';
 import type { EmittedMessage } from '../types.js';
 
 /** A tool call as read back from an emitted message's `tool_calls` JSON string. */
@@ -41,7 +42,8 @@ export function parseCalls(toolCalls: unknown): ViewCall[] | null {
   if (list == null || list === 'None' || list === '') return null;
   if (typeof list === 'string') {
     try {
-      list = JSON.parse(list);
+      // Numbers shown as written (contract v3, 11).
+      list = parseKeepingNumbers(list);
     } catch {
       return [{ name: '(unparsed tool_calls)', args: toolCalls }];
     }
@@ -55,7 +57,7 @@ export function parseCalls(toolCalls: unknown): ViewCall[] | null {
     if (typeof args === 'string') {
       // Emitted rows carry parsed arguments; a string here means it never parsed upstream.
       try {
-        const parsed: unknown = JSON.parse(args);
+        const parsed: unknown = parseKeepingNumbers(args);
         if (parsed !== null && typeof parsed === 'object') args = parsed;
       } catch {
         /* keep the raw string */
@@ -80,7 +82,7 @@ export function actionLabel(msg: EmittedMessage | null | undefined): string {
 function scalar(v: unknown): string {
   if (typeof v === 'string') return v;
   if (v === undefined) return 'undefined';
-  return JSON.stringify(v) ?? String(v);
+  return stringifyKeepingNumbers(v) ?? String(v);
 }
 
 /**
@@ -123,12 +125,12 @@ export function summarizeCall(call: ViewCall, maxValue = 80): string {
   const args = call.args;
   if (args !== null && typeof args === 'object' && !Array.isArray(args)) {
     for (const [k, v] of Object.entries(args as Record<string, unknown>)) {
-      let text = JSON.stringify(v) ?? String(v);
+      let text = stringifyKeepingNumbers(v) ?? String(v);
       if (text.length > maxValue) text = text.slice(0, maxValue - 1) + '…';
       parts.push(`${k}=${text}`);
     }
   } else {
-    let text = typeof args === 'string' ? args : (JSON.stringify(args) ?? String(args));
+    let text = typeof args === 'string' ? args : (stringifyKeepingNumbers(args) ?? String(args));
     if (text.length > maxValue) text = text.slice(0, maxValue - 1) + '…';
     parts.push(text);
   }
