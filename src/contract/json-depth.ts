@@ -10,22 +10,7 @@ export const MAX_JSON_DEPTH = 1000;
 
 /** Whether `v` nests objects/arrays deeper than `limit` levels (`[]` is 1). Iterative: no recursion on input. */
 export function nestedDeeperThan(v: unknown, limit: number = MAX_JSON_DEPTH): boolean {
-  if (v === null || typeof v !== 'object') return false;
-  const stack: unknown[] = [v];
-  const depths: number[] = [1];
-  while (stack.length > 0) {
-    const o = stack.pop() as object;
-    const d = depths.pop()!;
-    if (d > limit) return true;
-    const children: unknown[] = Array.isArray(o) ? o : Object.values(o);
-    for (const c of children) {
-      if (c !== null && typeof c === 'object') {
-        stack.push(c);
-        depths.push(d + 1);
-      }
-    }
-  }
-  return false;
+  return depthAndNumbers(v, limit) === TOO_DEEP;
 }
 
 /** The message of a too-deep value, naming what it is. */
@@ -56,8 +41,8 @@ export function parseJson(text: string, what: string, numbers: NumberReading = '
 const TOO_DEEP = 2;
 const WITH_NUMBERS = 1;
 
-/** TOO_DEEP when `v` nests deeper than MAX_JSON_DEPTH, else WITH_NUMBERS when it holds a number, else 0. */
-function depthAndNumbers(v: unknown): number {
+/** TOO_DEEP when `v` nests deeper than `limit`, else WITH_NUMBERS when it holds a number, else 0. One iterative walk. */
+function depthAndNumbers(v: unknown, limit: number = MAX_JSON_DEPTH): number {
   if (typeof v === 'number') return WITH_NUMBERS;
   if (v === null || typeof v !== 'object') return 0;
   let found = 0;
@@ -66,7 +51,7 @@ function depthAndNumbers(v: unknown): number {
   while (stack.length > 0) {
     const o = stack.pop() as object;
     const d = depths.pop()!;
-    if (d > MAX_JSON_DEPTH) return TOO_DEEP;
+    if (d > limit) return TOO_DEEP;
     const children: unknown[] = Array.isArray(o) ? o : Object.values(o);
     for (const c of children) {
       if (typeof c === 'number') found = WITH_NUMBERS;
