@@ -7,6 +7,8 @@ export const ExitCode = {
   bug: 1,
   usage: 2,
   missingInput: 3,
+  /** A folder the run must write in (an output's folder, TMPDIR) is missing, not a folder, or refuses new files: as a missing input, exit 3. */
+  folder: 3,
   notParquet: 4,
   corrupt: 5,
   schema: 6,

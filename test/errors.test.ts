@@ -34,7 +34,7 @@ import {
   writeUpstreamParquet,
 } from './support/robust-fixtures.mjs';
 
-const EXIT = { ok: 0, usage: 2, missingInput: 3, notParquet: 4, corrupt: 5, schema: 6, badValue: 7, output: 8, sigint: 130, sigterm: 143 };
+const EXIT = { ok: 0, usage: 2, missingInput: 3, folder: 3, notParquet: 4, corrupt: 5, schema: 6, badValue: 7, output: 8, sigint: 130, sigterm: 143 };
 
 type Row = Record<string, unknown> & { trajectory: Record<string, unknown>[] };
 interface Run {
@@ -267,12 +267,12 @@ describe('bad input: one line, the file, a documented exit code', () => {
     expectOk(await mine(['--jsonl', F['clean.jsonl.gz']!]));
   }, 60_000);
 
-  it('an output folder that does not exist, a stats path under a file: exit 8 (a missing stats folder is made)', async () => {
+  it('an output folder that does not exist, a stats path under a file: exit 3, as a missing TMPDIR (a missing stats folder is made); an --out that is a folder: exit 8', async () => {
     const res = await mine(['--parquet', F['clean.parquet']!], { out: 'no/such/folder/pairs.jsonl' });
-    expectCleanError(res, EXIT.output, /pairs\.jsonl: output folder \S+ does not exist$/);
+    expectCleanError(res, EXIT.folder, /pairs\.jsonl: output folder \S+ does not exist$/);
     writeFileSync(join(root, 'a-file'), '');
     const res2 = await mine(['--parquet', F['clean.parquet']!, '--stats', join(root, 'a-file', 'sub', 'stats.json')]);
-    expectCleanError(res2, EXIT.output, /stats\.json: \S+a-file is not a folder$/);
+    expectCleanError(res2, EXIT.folder, /stats\.json: \S+a-file is not a folder$/);
     const made = await mine(['--parquet', F['clean.parquet']!, '--stats', join(root, 'nowhere', 'yet', 'stats.json')]);
     expect(made.r.code, made.r.stderr).toBe(0);
     expect(JSON.parse(readFileSync(join(root, 'nowhere', 'yet', 'stats.json'), 'utf8')).tool).toBe('divergence-mine');

@@ -601,7 +601,7 @@ describe('--card', () => {
     // The input is shown by its file name: the miner's own folders mean nothing to a reader of the card.
     expect(text).toContain(`divergence-mine mine ${args.map((a) => (a === synth ? 'synth.jsonl' : a)).join(' ')}`);
     expect(text).not.toContain(synth);
-    expect(text).toContain('Mining contract version: **3**');
+    expect(text).toContain('Mining contract version: **4**');
     expect(text).toContain('Shape: **trl**');
     expect(text).toContain(`| trajectories read |  | ${c.trajectories_read} |`);
     expect(text).toContain(`| **pairs emitted** | = | ${c.pairs_emitted} |`);
@@ -636,7 +636,7 @@ describe('--card', () => {
     // A card or stats path under a file is refused before any work.
     writeFileSync(join(work, `${hub}-file`), '');
     const underFile = await run([...args.slice(0, -3), '--out', `${hub}-2/data`, '--quiet', '--stats', `${hub}-file/x/stats.json`]);
-    expect(underFile.code).toBe(8);
+    expect(underFile.code).toBe(3);
     expect(underFile.stderr).toContain('is not a folder');
     expect(existsSync(join(work, `${hub}-2`))).toBe(false);
   });

@@ -1,7 +1,7 @@
 // Folders the run cannot write in: a TMPDIR that is missing, a file, or refuses new entries is one
 // line and exit 3 (the spill folder cannot be made: `mine` is the command with temporary files in
-// TMPDIR); an output folder that refuses the temporary output is one line and exit 8, for every
-// command that writes a file. Nothing is left behind. /sys is the folder that refuses: sysfs makes
+// TMPDIR); an output folder that refuses the temporary output is one line and exit 3 too, for every
+// command that writes a file (a folder the run must write in, whichever it is). Nothing is left behind. /sys is the folder that refuses: sysfs makes
 // no files or folders on request, for root too (tests run as root in CI). Runs the BUILT CLI on
 // fixtures/forks.parquet (real rows of nebius/SWE-rebench-openhands-trajectories, CC-BY-4.0, © Nebius).
 import { spawnSync } from 'node:child_process';
@@ -72,7 +72,7 @@ describe('TMPDIR that cannot take the spill folder: exit 3', () => {
   });
 });
 
-describe.skipIf(!refusing)('an output folder that refuses the temporary output: exit 8', () => {
+describe.skipIf(!refusing)('an output folder that refuses the temporary output: exit 3', () => {
   it.each([
     ['mine --out', () => ['mine', INPUT, '--out', '/sys/pairs.jsonl', '-q'], /^divergence-mine: error: \/sys\/pairs\.jsonl: cannot write in the folder \/sys \((EACCES|EPERM|EROFS)/],
     ['mine --out parquet', () => ['mine', INPUT, '--out', '/sys/pairs.parquet', '-q'], /\/sys\/pairs\.parquet: cannot write in the folder \/sys/],
@@ -81,14 +81,14 @@ describe.skipIf(!refusing)('an output folder that refuses the temporary output: 
     ['merge --out', () => ['merge', ...partitions(), '--out', '/sys/merged.jsonl', '-q'], /\/sys\/merged\.jsonl: cannot write in the folder \/sys/],
   ])('%s', (_name, args, line) => {
     const r = run(args());
-    expectOneLine(r, 8, line);
+    expectOneLine(r, 3, line);
     expect(readdirSync('/sys').filter((n) => n.includes('divergence-mine'))).toStrictEqual([]);
   });
 
   it('the spill folder of the failed run is gone too', () => {
     const tmp = join(dir, 'spill-check');
     mkdirSync(tmp);
-    expectOneLine(run(['mine', INPUT, '--out', '/sys/pairs.jsonl', '-q'], { TMPDIR: tmp }), 8, /cannot write in the folder \/sys/);
+    expectOneLine(run(['mine', INPUT, '--out', '/sys/pairs.jsonl', '-q'], { TMPDIR: tmp }), 3, /cannot write in the folder \/sys/);
     expect(readdirSync(tmp)).toStrictEqual([]);
     expect(existsSync('/sys/pairs.jsonl')).toBe(false);
   });

@@ -12,6 +12,7 @@ import { ROW_LEVEL_COUNTERS, partitionOf } from '../engine/partition.js';
 import { jsonlLines, parseJsonLine } from '../io/jsonl-lines.js';
 import { pairsFormat, readPairs } from '../io/pairs.js';
 import { compareStrings } from '../contract/sample.js';
+import { sameRows } from '../contract/options.js';
 import type { PairRow } from '../types.js';
 import { checkOutputPath } from '../io/atomic.js';
 import { JsonlSink } from '../io/jsonl-writer.js';
@@ -77,9 +78,10 @@ export function checkCompatible(parts: PartStats[]): number {
     }
   };
   // Keys and filters differ between contract versions (v2 changed norm), and so does the output
-  // (v3 writes numbers with their source text): the parts do not add up to any one run.
+  // (v3 writes numbers with their source text): the parts do not add up to any one run. Versions
+  // that changed neither (v4: an exit code) merge.
   for (const p of parts) {
-    if (p.doc.contract_version !== first.doc.contract_version) {
+    if (!sameRows(p.doc.contract_version, first.doc.contract_version)) {
       throw new UserError(
         `${p.path}: mined under mining contract v${p.doc.contract_version}, but ${first.path} under v${first.doc.contract_version}; ` +
           `partitions of different contract versions cannot be merged (re-mine the v${Math.min(Number(p.doc.contract_version), Number(first.doc.contract_version))} partitions)`,

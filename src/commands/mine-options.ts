@@ -253,8 +253,9 @@ Examples:
 Hub: HF_TOKEN (else the token of \`huggingface-cli login\`) is sent to HF_ENDPOINT's host only;
 HF_HUB_OFFLINE=1 runs from the cache without any request.
 
-Exit codes: 0 ok, 2 usage, 3 missing input, 4 not parquet, 5 corrupt input, 6 schema, 7 bad value,
-8 output path, 10 Hub unreachable or download failed, 130/143 interrupted. See README "Errors and exit codes".
+Exit codes: 0 ok, 2 usage, 3 missing input or a folder that cannot be written (the output's, TMPDIR),
+4 not parquet, 5 corrupt input, 6 schema, 7 bad value, 8 output file exists, 10 Hub unreachable or
+download failed, 130/143 interrupted. See README "Errors and exit codes".
 
 The rules (normalisation, keys, sampling, filters, counters): docs/mining-contract.md,
 contract version ${CONTRACT_VERSION}; cite a rule as "docs/mining-contract.md §5.3".`,

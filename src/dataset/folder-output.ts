@@ -82,7 +82,7 @@ export function prepareFolder(spec: FolderSpec): { created: string | null } {
     try {
       created = mkdirSync(spec.dir, { recursive: true });
     } catch (e) {
-      throw new UserError(`${spec.dir}: cannot create the output folder (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, ExitCode.output);
+      throw new UserError(`${spec.dir}: cannot create the output folder (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, ExitCode.folder);
     }
     return { created: created ?? null };
   }

@@ -61,11 +61,11 @@ export function checkOutputPath(path: string, force: boolean, what = 'output', o
   try {
     st = statSync(dir);
   } catch {
-    if (!opts.createParents) throw new UserError(`${path}: ${what} folder ${dir} does not exist`, ExitCode.output);
+    if (!opts.createParents) throw new UserError(`${path}: ${what} folder ${dir} does not exist`, ExitCode.folder);
     checkCreatable(path, dir);
     return;
   }
-  if (!st.isDirectory()) throw new UserError(`${path}: ${dir} is not a folder`, ExitCode.output);
+  if (!st.isDirectory()) throw new UserError(`${path}: ${dir} is not a folder`, ExitCode.folder);
   if (existsSync(path)) {
     if (statSync(path).isDirectory()) throw new UserError(`${path}: is a folder, not a file`, ExitCode.output);
     if (!force) throw new UserError(`${path}: ${what} file exists (use --force to overwrite)`, ExitCode.output);
@@ -129,7 +129,7 @@ function checkCreatable(path: string, dir: string): void {
       if (dirname(d) === d) return;
       continue;
     }
-    if (!st.isDirectory()) throw new UserError(`${path}: ${d} is not a folder`, ExitCode.output);
+    if (!st.isDirectory()) throw new UserError(`${path}: ${d} is not a folder`, ExitCode.folder);
     return;
   }
 }
@@ -142,7 +142,7 @@ export function makeParentFolders(path: string): string | undefined {
   try {
     return mkdirSync(dirname(path), { recursive: true });
   } catch (e) {
-    throw new UserError(`${path}: cannot create the folder ${dirname(path)} (${errnoText(e)})`, ExitCode.output);
+    throw new UserError(`${path}: cannot create the folder ${dirname(path)} (${errnoText(e)})`, ExitCode.folder);
   }
 }
 
@@ -180,7 +180,8 @@ export function tempPathFor(path: string): string {
 
 /**
  * Create (truncate) and open the temporary file of output `path`, tracked before it exists. A folder
- * that cannot take it (read-only, no permission, gone) is the output's error: one line, exit 8.
+ * that cannot take it (read-only, no permission, gone) is a folder error: one line, exit 3, as a
+ * missing TMPDIR is.
  */
 export function openTempFor(path: string): { tmp: string; fd: number } {
   const tmp = tempPathFor(path);
@@ -189,7 +190,7 @@ export function openTempFor(path: string): { tmp: string; fd: number } {
     return { tmp, fd: openSync(tmp, 'w') };
   } catch (e) {
     untrackTemp(tmp);
-    throw new UserError(`${path}: cannot write in the folder ${dirname(path)} (${errnoText(e)})`, ExitCode.output);
+    throw new UserError(`${path}: cannot write in the folder ${dirname(path)} (${errnoText(e)})`, ExitCode.folder);
   }
 }
 
