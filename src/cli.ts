@@ -1,6 +1,7 @@
 // The command line: a thin layer over the library. One error handler maps errors to exit codes:
 // a UserError prints one line; anything else is a bug and prints its stack (exit 1). It runs under
 // the supervisor of bin/divergence-mine (src/supervisor.ts), which handles the deaths no JS survives.
+import { mark } from './io/timeline.js';
 import { Command, CommanderError } from 'commander';
 import { ExitCode, UserError, isStringLimit, stringLimitMessage } from './errors.js';
 import { registerCheckTemplate } from './commands/check-template.js';
@@ -60,6 +61,7 @@ function onFatal(e: unknown): void {
 }
 
 export async function main(argv: string[]): Promise<number> {
+  mark('cli: modules loaded');
   onSignal('SIGINT', ExitCode.sigint);
   onSignal('SIGTERM', ExitCode.sigterm);
   // The supervisor killed outright: nobody waits for this run any more.

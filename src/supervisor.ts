@@ -102,7 +102,12 @@ function say(text: string): void {
 /** Run `script` (the CLI) with `args` under supervision; exits this process with the child's code. */
 export function supervise(script: string, args: string[]): void {
   const child = spawn(process.execPath, [...process.execArgv, script, ...args], {
-    env: { ...process.env, [SUPERVISED_ENV]: '1' },
+    env: {
+      ...process.env,
+      [SUPERVISED_ENV]: '1',
+      // io/timeline.ts counts from this process's start, the run's first (not imported: kept small).
+      ...(process.env.DIVERGENCE_MINE_TIMELINE === '1' ? { DIVERGENCE_MINE_TIMELINE_ORIGIN: String(performance.timeOrigin) } : {}),
+    },
     // fd 2: native text; CHILD_FD: 3 our stderr, 4 the manifest, 5 the lifeline (io/supervision.ts).
     stdio: ['inherit', 'inherit', 'pipe', 2, 'pipe', 'pipe'],
   });

@@ -10,6 +10,8 @@ import { fingerprintInputs, type Partition } from '../engine/partition.js';
 import { StderrProgress, humanBytes, silentProgress } from '../io/progress.js';
 import type { InputFile } from '../io/inputs.js';
 import { fallbackLine, type EngineFallback } from '../engine/fallback.js';
+import { pureJsAdvice, type PureJsDecoder } from '../parquet/inflate.js';
+import { mark } from '../io/timeline.js';
 import { PUBLISHED_COUNTERS, comparePublished, isPublishedInput, publishedVerdict, usesDefaultOptions, type PublishedComparison, type RecognisePublished } from '../contract/published.js';
 import { VERSION } from '../version.js';
 import { CardStats, argvForCard, renderCard, splitCountsLine, type DataFilesEntry } from '../dataset/card.js';
@@ -61,7 +63,16 @@ export function statsDocument(
   counters: Counters,
   options: MiningOptions,
   inputs: InputFile[],
-  run: { partition: (Partition & { source?: PartitionSource }) | null; badRowsIndexPass: number; fingerprint: string; shape?: string; train?: TrainRunInfo; engineFallback?: EngineFallback; published?: PublishedComparison | null },
+  run: {
+    partition: (Partition & { source?: PartitionSource }) | null;
+    badRowsIndexPass: number;
+    fingerprint: string;
+    shape?: string;
+    train?: TrainRunInfo;
+    engineFallback?: EngineFallback;
+    pureJsDecoders?: PureJsDecoder[];
+    published?: PublishedComparison | null;
+  },
 ) {
   const t = run.train;
   // Output-shaping options go into `options` (merge refuses parts whose options differ); a run
@@ -107,6 +118,8 @@ export function statsDocument(
     inputs: inputs.map((f) => ({ path: f.path, kind: f.kind, bytes: f.bytes, ...(f.source ? { hub: f.source } : {}) })),
     // Only when some row group fell back: other runs write the document they always did.
     ...(run.engineFallback && run.engineFallback.row_groups > 0 ? { engine_fallback: run.engineFallback } : {}),
+    // Only when a pure-JS decoder stood in for a native one (slower, same bytes).
+    ...(run.pureJsDecoders && run.pureJsDecoders.length > 0 ? { pure_js_decoders: run.pureJsDecoders } : {}),
     ...extra,
   };
 }
@@ -136,7 +149,9 @@ function cardDataFiles(card: string, out: string, plan: TrainPlan, result: Folde
 
 /** `recognise` tells the published run's input (docs/mining-contract.md §7.3); tests inject their own. */
 export async function runMine(positional: string[], given: MineCliOptions, recognise: RecognisePublished = isPublishedInput): Promise<void> {
+  mark('mine: command parsed');
   const settings = await mineSettings(positional, given);
+  mark('mine: options and inputs checked');
   // From here on the options name the paths this run writes ({i} and {N} replaced).
   const { inputs, hubSources, plan, options, overrides, pairing, partition, cli: o } = settings;
   for (const w of settings.partitionWarnings) writeStderr(`divergence-mine: warning: ${neutralise(w)}\n`);
@@ -249,6 +264,8 @@ export async function runMine(positional: string[], given: MineCliOptions, recog
       detection = d;
       if (!o.quiet) writeStderr(`divergence-mine: ${neutralise(describeDetection(d))}\n`);
     };
+    // Once per codec, as soon as a worker first falls back (also with --quiet: it costs the user time).
+    const onPureJs = (d: PureJsDecoder) => progress.note(`divergence-mine: warning: ${neutralise(pureJsAdvice(d))}\n`);
     summary = await minePairs(
       {
         inputs,
@@ -256,6 +273,7 @@ export async function runMine(positional: string[], given: MineCliOptions, recog
         workers: o.workers,
         engine: o.engine,
         progress,
+        onPureJs,
         partition,
         withTools: trl || layout.shape === 'kto',
         ...(pairing.tree ? { tree: pairing.tree } : {}),
@@ -276,6 +294,7 @@ export async function runMine(positional: string[], given: MineCliOptions, recog
     await tokens?.close();
     if (folder) result = await folder.close();
     else await sink!.close();
+    mark('mine: output committed');
   } catch (e) {
     await tokens?.close();
     sink?.abort();
@@ -319,7 +338,7 @@ export async function runMine(positional: string[], given: MineCliOptions, recog
   // The published run is the contract's walk without filters: other pairings never compare with it.
   const published = o.partition || pairing.tree || pairing.exitStatus ? null : comparePublished(summary.counters, { files: inputs, rows: summary.counters.trajectories_read }, usesDefaultOptions(options), recognise);
   if (o.stats) {
-    const run = { partition, badRowsIndexPass: summary.badRowsIndexPass, fingerprint: fingerprintInputs(inputs), train, engineFallback: summary.engineFallback, published };
+    const run = { partition, badRowsIndexPass: summary.badRowsIndexPass, fingerprint: fingerprintInputs(inputs), train, engineFallback: summary.engineFallback, pureJsDecoders: summary.pureJsDecoders, published };
     writeJsonAtomic(o.stats, statsDocument(summary.counters, options, inputs, run));
   }
   if (o.card) {

@@ -26,8 +26,11 @@ import { SpillTrajectory, hooksFor, type MinedContinuation } from './spill-walk.
 import { EarlyWalk } from './early-walk.js';
 import { planPieces } from './split-decode.js';
 import { largestWholePageOf } from '../parquet/reader.js';
+import type { PureJsDecoder } from '../parquet/inflate.js';
+import { compareStrings } from '../contract/sample.js';
 import type { PairRow } from '../types.js';
 import { makeSpillDir, removeTemp, trackTemp } from '../io/atomic.js';
+import { mark } from '../io/timeline.js';
 import { walkInstance } from '../contract/walk.js';
 import { type ColumnResult } from './protocol.js';
 import { assertTreeIdentity, emptyGapHistogram, emptyTreeCounters, type TreeCounters, type TreeFields, type TreeOptions } from '../pairing/tree.js';
@@ -57,6 +60,8 @@ export interface MineRequest {
   overrides?: SchemaOverrides;
   /** Called once the schema is known, before the index pass (the CLI prints it). */
   onSchema?: (d: Detection) => void;
+  /** Called once per codec, as soon as a worker first decodes its pages with a pure-JS fallback (the CLI warns). */
+  onPureJs?: (d: PureJsDecoder) => void;
   /** `trajectory` also reads each side from the divergence to its end (shapes/continuation.ts). */
   continuation?: 'action' | 'trajectory';
   /**
@@ -100,9 +105,14 @@ export interface MineSummary {
   tree?: { counters: TreeCounters; gaps: number[] };
   /** The exit-status filters: what they left out and the statuses seen (row level). */
   exitStatus?: ExitStatusTally;
+  /** Codecs whose pages some worker decoded with a pure-JS fallback (slower, same bytes), by codec. */
+  pureJsDecoders: PureJsDecoder[];
 }
 
 const REQUIRED = ['trajectory_id', 'instance_id', 'resolved', 'trajectory'] as const;
+
+/** Inputs of this size and more start every worker at once (Pool.warm); smaller ones start them as tasks come. */
+const WARM_START_BYTES = 16 * 2 ** 20;
 
 function missingColumns(where: string, missing: readonly string[], found: readonly string[], hint = ''): UserError {
   return new UserError(
@@ -238,24 +248,35 @@ interface EarlyRun {
  * Returns the counters (identity asserted) and any warnings.
  */
 export async function minePairs(req: MineRequest, sink: (pair: MinedPair) => Promise<void>): Promise<MineSummary> {
+  mark('mine: start');
   const spillDir = makeSpillDir();
   trackTemp(spillDir);
+  mark('mine: spill folder made');
   const run: Run = {
     req,
     opts: req.options,
     engine: req.engine ?? 'js',
     progress: req.progress ?? silentProgress,
-    pool: new Pool(Math.max(1, req.workers), spillDir, { drainOnClose: (req.engine ?? 'js') === 'duckdb' }),
+    pool: new Pool(Math.max(1, req.workers), spillDir, { drainOnClose: (req.engine ?? 'js') === 'duckdb', ...(req.onPureJs ? { onPureJs: req.onPureJs } : {}) }),
     spillDir,
     reader: new SpillReader(),
     fallbacks: new FallbackTally(),
   };
+  // An input with work for every worker: start them all now (each loads its modules, about 80 ms),
+  // beside the footer read, instead of one at a time as tasks queue up.
+  if (req.inputs.reduce((n, f) => n + f.bytes, 0) >= WARM_START_BYTES) run.pool.warm(req.workers);
   const warnings: string[] = [];
   let early: EarlyRun | null = null;
   try {
-    const layout = await detectLayout(run, await readMetadata(run));
+    const metas = await readMetadata(run);
+    mark('mine: footers read');
+    const layout = await detectLayout(run, metas);
+    mark('mine: layout detected');
     const tally = req.exitStatus ? emptyExitStatusTally() : null;
-    const ex = select(run, await indexPass(run, layout, tally));
+    const indexed = await indexPass(run, layout, tally);
+    mark('mine: index pass done');
+    const ex = select(run, indexed);
+    mark('mine: selection done');
     if (ex.instances.length === 0) warnings.push(noEligibleReason(ex.counters));
     const cont: Continuations = req.continuation === 'trajectory' ? { maxMessages: req.maxContinuationMessages, rows: new Map() } : null;
     const decoded = new Array<SpillTrajectory | null>(ex.selected.length).fill(null);
@@ -263,10 +284,12 @@ export async function minePairs(req: MineRequest, sink: (pair: MinedPair) => Pro
     // The contract's JSONL rows: walked in the workers while decoding goes on (early-walk.ts).
     if (req.jsonl && !cont && !req.tree) early = startEarlyWalk(run, ex, refs);
     await decodePass(run, layout, ex, decoded, early);
+    mark('mine: decode pass done');
     let tree: MineSummary['tree'];
     if (req.tree) tree = await walkTreeAndWrite(run, req.tree, ex, decoded, sink);
     else if (early) await early.walk.finish(req.jsonl!);
     else await walkAndWrite(run, ex, decoded, refs, cont, sink);
+    mark('mine: walk and write done');
     assertIdentity(ex.counters);
     if (tree) assertTreeIdentity(tree.counters);
     return {
@@ -275,14 +298,18 @@ export async function minePairs(req: MineRequest, sink: (pair: MinedPair) => Pro
       warnings,
       detection: layout.detection,
       engineFallback: run.fallbacks.summary(),
+      pureJsDecoders: [...run.pool.pureJs.values()].sort((a, b) => compareStrings(a.codec, b.codec)),
       ...(tree ? { tree } : {}),
       ...(tally ? { exitStatus: tally } : {}),
     };
   } finally {
     await run.pool.close();
+    mark('mine: workers closed');
     early?.walk.close();
     run.reader.close();
+    mark('mine: spill files closed');
     removeTemp(spillDir);
+    mark('mine: spill folder removed');
   }
 }
 

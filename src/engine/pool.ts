@@ -6,6 +6,8 @@ import { join } from 'node:path';
 import { Worker, type ResourceLimits } from 'node:worker_threads';
 import { ExitCode, UserError, isStringLimit, stringLimitMessage, type ErrorPayload } from '../errors.js';
 import type { Task, WorkerReply } from './protocol.js';
+import type { PureJsDecoder } from '../parquet/inflate.js';
+import { mark } from '../io/timeline.js';
 
 interface Pending {
   id: number;
@@ -78,6 +80,8 @@ export interface PoolOptions {
    * (Napi::AsyncWorker completing during the worker's teardown).
    */
   drainOnClose?: boolean;
+  /** Called once per codec, the first time a worker reports decoding it with a pure-JS fallback. */
+  onPureJs?: (d: PureJsDecoder) => void;
 }
 
 /** The longest close() waits for tasks in flight, with drainOnClose. */
@@ -112,6 +116,7 @@ export class Pool {
 
   private spawn(): Worker {
     const k = this.spawned++;
+    mark(`pool: worker ${k} starting`);
     const { resourceLimits } = this.options;
     const w = new Worker(this.url, { workerData: { spillPath: this.spillPath(k), spillIndex: k }, ...(resourceLimits ? { resourceLimits } : {}) });
     w.on('message', (reply: WorkerReply) => this.onReply(w, reply));
@@ -127,6 +132,12 @@ export class Pool {
 
   get size(): number {
     return this.workers.length;
+  }
+
+  /** Start workers up to `n` (at most the limit) now, so that their start-up overlaps the first tasks. */
+  warm(n: number): void {
+    if (this.closed || this.failed || this.dead) return;
+    while (this.spawned < Math.min(n, this.limit)) this.spawn();
   }
 
   /** The spill file of worker `index`. */
@@ -161,7 +172,15 @@ export class Pool {
     }
   }
 
+  /** The pure-JS fallback decoders the workers used, by codec (the first report of each). */
+  readonly pureJs = new Map<string, PureJsDecoder>();
+
   private onReply(w: Worker, reply: WorkerReply): void {
+    for (const d of reply.pureJs ?? []) {
+      if (this.pureJs.has(d.codec)) continue;
+      this.pureJs.set(d.codec, d);
+      this.options.onPureJs?.(d);
+    }
     const p = this.busy.get(w);
     if (!p || p.id !== reply.id) return;
     this.busy.delete(w);

@@ -2,6 +2,7 @@
 import type { ErrorPayload } from '../errors.js';
 import type { ColumnMapping, SchemaName } from '../sources/schema.js';
 import type { MetaResult } from '../parquet/file-summary.js';
+import type { PureJsDecoder } from '../parquet/inflate.js';
 // The reader's summary of a file is the parquet layer's type; the protocol carries it as is.
 export type { FieldInfo, MetaResult } from '../parquet/file-summary.js';
 
@@ -136,5 +137,5 @@ export interface DecodeResult {
 }
 
 export type WorkerReply =
-  | { id: number; ok: true; result: MetaResult | IndexResult | DecodeResult | SampleResult | WalkResult | ColumnResult }
-  | { id: number; ok: false; error: ErrorPayload };
+  | { id: number; ok: true; result: MetaResult | IndexResult | DecodeResult | SampleResult | WalkResult | ColumnResult; pureJs?: PureJsDecoder[] }
+  | { id: number; ok: false; error: ErrorPayload; pureJs?: PureJsDecoder[] };

@@ -3,6 +3,7 @@
 // main thread never waits for a reply that will not come.
 import type { MessagePort } from 'node:worker_threads';
 import { toPayload, type ErrorPayload } from '../errors.js';
+import type { PureJsDecoder } from '../parquet/inflate.js';
 import type { Task, WorkerReply } from './protocol.js';
 
 type Result = Extract<WorkerReply, { ok: true }>['result'];
@@ -15,9 +16,14 @@ function transferList(result: Result): ArrayBuffer[] {
   return [result.jsonl.buffer as ArrayBuffer];
 }
 
-function send(port: MessagePort, id: number, result: Result): void {
+/** The pure-JS fallback decoders this thread has used (only when some were: most replies carry nothing extra). */
+function withDecoders(used: PureJsDecoder[]): { pureJs?: PureJsDecoder[] } {
+  return used.length > 0 ? { pureJs: used } : {};
+}
+
+function send(port: MessagePort, id: number, result: Result, used: PureJsDecoder[]): void {
   try {
-    port.postMessage({ id, ok: true, result } satisfies WorkerReply, transferList(result));
+    port.postMessage({ id, ok: true, result, ...withDecoders(used) } satisfies WorkerReply, transferList(result));
   } catch (e) {
     const p = toPayload(e);
     const error: ErrorPayload = { ...p, message: `cannot send the result to the main thread (${p.name ?? 'error'}: ${p.message})`, exitCode: null, name: 'InternalError' };
@@ -25,14 +31,15 @@ function send(port: MessagePort, id: number, result: Result): void {
   }
 }
 
-export function serve(port: MessagePort, run: (task: Task) => Promise<Result>): void {
+/** `decoders`: the pure-JS fallback decoders used so far, sent with every reply (inflate.ts pureJsDecoders). */
+export function serve(port: MessagePort, run: (task: Task) => Promise<Result>, decoders: () => PureJsDecoder[] = () => []): void {
   port.on('message', (msg: { id: number; task: Task }) => {
     // A synchronous throw in run() is a rejection too (async), and send() never throws.
     Promise.resolve()
       .then(() => run(msg.task))
       .then(
-        (result) => send(port, msg.id, result),
-        (err: unknown) => port.postMessage({ id: msg.id, ok: false, error: toPayload(err) } satisfies WorkerReply),
+        (result) => send(port, msg.id, result, decoders()),
+        (err: unknown) => port.postMessage({ id: msg.id, ok: false, error: toPayload(err), ...withDecoders(decoders()) } satisfies WorkerReply),
       );
   });
 }

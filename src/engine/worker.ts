@@ -25,6 +25,8 @@ import { SpillReader } from './spill.js';
 import { SpillTrajectory, hooksFor } from './spill-walk.js';
 import { walkInstance } from '../contract/walk.js';
 import { checkPageHeaders, fileMeta, footer, readRows, Unsupported } from '../parquet/reader.js';
+import { pureJsDecoders } from '../parquet/inflate.js';
+import { mark, timingOn } from '../io/timeline.js';
 import { serve } from './serve.js';
 
 interface WasmBatch {
@@ -82,6 +84,26 @@ async function open(path: string): Promise<ParquetFile> {
 async function meta(path: string): Promise<MetaResult> {
   await wasmLibs();
   return decoder(() => metaWasm(path));
+}
+
+/**
+ * --engine js: the footer by our own reader, which the index and decode passes read with anyway
+ * (parquet-wasm costs about 190 ms to load and parse a footer on a run's fixed path). A file with a
+ * column type our reader does not build, or a footer it refuses, is asked of parquet-wasm as before:
+ * its flags (string, label, trajectory) and its messages for a corrupt footer are the ones a run
+ * always had. Type names in messages are Arrow's for parquet's types (`Utf8` also where a writer's
+ * embedded Arrow schema said `LargeUtf8`). Files of 4 GiB and more (beyond parquet-wasm) always
+ * take our reader's answer.
+ */
+async function metaJs(path: string, bytes: number): Promise<MetaResult> {
+  if (bytes >= 2 ** 32) return fileMeta(path);
+  let ours: MetaResult;
+  try {
+    ours = fileMeta(path);
+  } catch {
+    return meta(path);
+  }
+  return ours.fields.some((f) => f.type.includes('Unsupported')) ? meta(path) : ours;
 }
 
 async function metaWasm(path: string): Promise<MetaResult> {
@@ -576,8 +598,7 @@ async function run(task: Task): Promise<MetaResult | IndexResult | DecodeResult 
   switch (task.kind) {
     case 'meta':
       if (task.engine === 'duckdb') return metaDuck(task.path);
-      // parquet-wasm names the Arrow types in error messages; beyond its 4 GiB limit our footer reader does.
-      return task.engine === 'js' && task.bytes >= 2 ** 32 ? fileMeta(task.path) : meta(task.path);
+      return task.engine === 'js' ? metaJs(task.path, task.bytes) : meta(task.path);
     case 'sample':
       return sample(task.path, task.columns);
     case 'sample-jsonl':
@@ -605,4 +626,18 @@ async function run(task: Task): Promise<MetaResult | IndexResult | DecodeResult 
   }
 }
 
-serve(parentPort!, run);
+/** The first task of each kind, marked at its start and end on the timeline (io/timeline.ts). */
+const firstOfKind = new Set<string>();
+async function timed(task: Task): ReturnType<typeof run> {
+  if (firstOfKind.has(task.kind)) return run(task);
+  firstOfKind.add(task.kind);
+  mark(`worker: first ${task.kind} task start`);
+  try {
+    return await run(task);
+  } finally {
+    mark(`worker: first ${task.kind} task end`);
+  }
+}
+
+mark('worker: modules loaded');
+serve(parentPort!, timingOn() ? timed : run, pureJsDecoders);

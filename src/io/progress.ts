@@ -1,7 +1,7 @@
 // Progress on stderr: a live line on a TTY, a plain line every few seconds otherwise, nothing with --quiet.
 // Kept by hand: one redrawn line is all it does, and bar libraries (cli-progress, ...) would add a
 // dependency whose non-TTY output is not the plain periodic line that CI logs and `2>log` want.
-import { neutralise } from './terminal-text.js';
+import { neutralise, writeStderr } from './terminal-text.js';
 
 const fmt = new Intl.NumberFormat('en-US');
 
@@ -9,9 +9,19 @@ export interface ProgressSink {
   phase(name: string, totalUnits: number, totalRows: number): void;
   advance(units: number, rows: number): void;
   done(): void;
+  /** A whole line (a warning) for stderr in the middle of a run: the progress line is redrawn below it. */
+  note(line: string): void;
 }
 
-export const silentProgress: ProgressSink = { phase() {}, advance() {}, done() {} };
+/** No progress; notes still reach stderr (a quiet run prints warnings). */
+export const silentProgress: ProgressSink = {
+  phase() {},
+  advance() {},
+  done() {},
+  note(line) {
+    writeStderr(line);
+  },
+};
 
 /** 59.9 kB, 2.08 GB: sizes as the counters table and the download line print them. */
 export function humanBytes(n: number): string {
@@ -61,6 +71,14 @@ export class StderrProgress implements ProgressSink {
   done(): void {
     this.draw(true);
     this.finishLine();
+  }
+
+  note(line: string): void {
+    const text = neutralise(line.endsWith('\n') ? line.slice(0, -1) : line, true);
+    if (this.tty && this.name) {
+      this.stream.write(`\r\x1b[2K${text}\n`);
+      this.draw(true);
+    } else this.stream.write(`${text}\n`);
   }
 
   private line(): string {

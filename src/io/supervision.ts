@@ -24,6 +24,8 @@ const load = createRequire(import.meta.url);
 /** Set (to "1") in the CLI process's environment by the supervisor. */
 export const SUPERVISED_ENV = 'DIVERGENCE_MINE_SUPERVISED';
 export const CHILD_FD = { stderr: 3, manifest: 4, lifeline: 5 } as const;
+/** The fd of the real stderr in the supervised CLI and its worker threads (set by adoptSupervision). */
+export const STDERR_FD_ENV = 'DIVERGENCE_MINE_STDERR_FD';
 
 /**
  * A manifest line: `temp` a file or folder to remove (recursively) if the run dies; `folders` folders
@@ -101,6 +103,8 @@ export function adoptSupervision(): boolean {
   if (!isSupervisedChild()) return false;
   delete process.env[SUPERVISED_ENV];
   const fd = CHILD_FD.stderr;
+  // For code that writes stderr synchronously from a worker thread (io/timeline.ts): fd 2 is not it.
+  process.env[STDERR_FD_ENV] = String(fd);
   const tty = load('node:tty') as typeof Tty;
   // A TTY gets Node's tty.WriteStream, so `isTTY` and the progress line behave as they would on fd 2.
   const stream = tty.isatty(fd) ? new tty.WriteStream(fd) : syncFdStream(fd);

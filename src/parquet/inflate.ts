@@ -262,20 +262,85 @@ interface ZstdNapiBinding {
   ResetDirective: { sessionOnly: number };
 }
 
+/** An optional native module: the module (null when it did not load) and why it did not. */
+interface NativeSlot<T> {
+  (): T | null;
+  /** Why the module is not in use ('' when it is): its load error's first line, or the variable that turned it off. */
+  why(): string;
+}
+
 /** An optional native module, loaded once; null when absent, failing to load, or forced off by `env`=js. */
-function lazyNative<T>(env: string, load: () => T): () => T | null {
+function lazyNative<T>(env: string, load: () => T): NativeSlot<T> {
   let m: T | null | undefined;
-  return () => {
+  let why = '';
+  const get = (): T | null => {
     if (m === undefined) {
-      try {
-        if (process.env[env] === 'js') throw new Error('disabled');
-        m = load();
-      } catch {
+      if (process.env[env] === 'js') {
         m = null;
+        why = `${env}=js`;
+      } else {
+        try {
+          m = load();
+        } catch (e) {
+          m = null;
+          why = firstLine(e instanceof Error ? e.message : String(e));
+        }
       }
     }
     return m;
   };
+  return Object.assign(get, { why: () => (get(), why) });
+}
+
+function firstLine(text: string): string {
+  const line = text.trim().split('\n')[0]!.trim();
+  return line.length > 160 ? `${line.slice(0, 157)}...` : line;
+}
+
+/** A codec whose pages this thread decoded with a pure-JS library because the native one did not load. */
+export interface PureJsDecoder {
+  /** The codec, lower case: `zstd`, `snappy`, `lz4`. */
+  codec: string;
+  /** The pure-JS library that decoded its pages. */
+  library: string;
+  /** The native package that would have, and why it did not. */
+  native: string;
+  reason: string;
+}
+
+const pureJsUsed = new Map<string, PureJsDecoder>();
+
+function usedPureJs(codec: string, library: string, native: string, slot: NativeSlot<unknown>): void {
+  if (!pureJsUsed.has(codec)) pureJsUsed.set(codec, { codec, library, native, reason: slot.why() });
+}
+
+/** How to get the native decoder back, per native package. */
+const NATIVE_ADVICE: Record<string, string> = {
+  // zstd-napi is compiled at install time by node-gyp (no prebuilt binaries).
+  'zstd-napi':
+    'it is built from source at install: with python3, make and a C++ compiler present (and install scripts allowed), run `npm rebuild zstd-napi`',
+  // snappy and lz4-napi ship prebuilt binaries as optional dependencies, one per platform.
+  snappy: 'it ships prebuilt binaries as optional dependencies: reinstall without --omit=optional / --no-optional (or on a supported platform)',
+  'lz4-napi': 'it ships prebuilt binaries as optional dependencies: reinstall without --omit=optional / --no-optional (or on a supported platform)',
+};
+
+/** The one warning line for a codec decoded by its pure-JS fallback (no newline). */
+export function pureJsAdvice(d: PureJsDecoder): string {
+  const off = d.reason.endsWith('=js');
+  return (
+    `${d.codec} pages are decoded by ${d.library}, a pure-JavaScript fallback several times slower than the native ${d.native} ` +
+    (off ? `(turned off by ${d.reason}); unset it for the native decoder` : `(${d.reason}); ${NATIVE_ADVICE[d.native] ?? `reinstall ${d.native}`}`) +
+    '. Same output either way.'
+  );
+}
+
+/**
+ * The fallbacks this thread has used so far, by codec: what a run reports once (mine's warning and
+ * `pure_js_decoders` in --stats). Snappy pages of 32 MiB and more go to snappyjs by design and do
+ * not count.
+ */
+export function pureJsDecoders(): PureJsDecoder[] {
+  return [...pureJsUsed.values()].sort((a, b) => (a.codec < b.codec ? -1 : a.codec > b.codec ? 1 : 0));
 }
 
 const nativeZstd = lazyNative('DIVERGENCE_MINE_ZSTD', () => requireCjs('zstd-napi/binding') as ZstdNapiBinding);
@@ -338,6 +403,7 @@ let fzstd: PushDecoder | undefined;
 function zstd(src: Uint8Array): Inflater {
   const z = nativeZstd();
   if (z) return new NativeZstd(src, z, z.ResetDirective.sessionOnly);
+  usedPureJs('zstd', 'fzstd', 'zstd-napi', nativeZstd);
   fzstd ??= (requireCjs('fzstd') as { Decompress: PushDecoder }).Decompress;
   // fzstd reuses its output buffer between pushes: keep a copy.
   return new Pushed(src, (ondata) => new fzstd!(ondata), 'zstd', 65536, true);
@@ -511,6 +577,7 @@ function snappy(src: Uint8Array, size: number): Inflater {
     const n = size < SNAPPY_NATIVE_MAX ? nativeSnappy() : null;
     if (n) out = n.uncompressSync(src, { asBuffer: true, copyOutputData: true }) as Buffer;
     else {
+      if (size < SNAPPY_NATIVE_MAX) usedPureJs('snappy', 'snappyjs', 'snappy', nativeSnappy);
       snappyJs ??= requireCjs('snappyjs') as typeof snappyJs;
       out = snappyJs!.uncompress(src, size);
     }
@@ -542,6 +609,7 @@ function lz4Block(src: Uint8Array, size: number): Uint8Array | null {
       const out = n.uncompressSync(framed);
       return out.length === size ? out : null;
     }
+    usedPureJs('lz4', 'lz4js', 'lz4-napi', nativeLz4);
     lz4js ??= requireCjs('lz4js') as typeof lz4js;
     const dst = new Uint8Array(size);
     // lz4js writes past the end of a typed array into nothing; its returned position tells.

@@ -1,0 +1,126 @@
+#!/usr/bin/env node
+// zstd decompression per path, on the real pages of a parquet file's `trajectory` column (one
+// thread, every zstd page once per path, best of --runs): bytes decompressed per second.
+//
+//   node bench/zstd-paths.mjs F [--runs 3] [--column trajectory]
+//
+// Paths: `window` (the reader's streaming path before one-shot pages: zstd-napi's decompressStream
+// into a window that starts at 16 KiB and doubles to 1 MiB, as column.ts's Window asks), `stream-1m`
+// (decompressStream, 1 MiB at a time), `one-shot` (zstd-napi's ZSTD_decompressDCtx into a new buffer of
+// the declared size), `one-shot-reused` (the same into one buffer kept for every page), `fzstd` (pure JS, one-shot), `node:zlib` (zstdDecompressSync, Node >= 22.15 only).
+import { createRequire } from 'node:module';
+import { openSync, readSync, closeSync } from 'node:fs';
+import { join, resolve, dirname } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import * as zlib from 'node:zlib';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const require = createRequire(import.meta.url);
+const dist = (p) => import(pathToFileURL(join(ROOT, 'dist', 'parquet', p)).href);
+const { values, positionals } = parseArgs({ allowPositionals: true, options: { runs: { type: 'string', default: '3' }, column: { type: 'string', default: 'trajectory' } } });
+const file = resolve(positionals[0]);
+
+const { readFooter } = await dist('meta.js');
+const { ThriftReader, num, struct } = await dist('thrift.js');
+const meta = readFooter(file);
+const leaves = meta.columns.get(values.column)?.leaves;
+if (!leaves) throw new Error(`${file}: no column ${values.column}`);
+const fd = openSync(file, 'r');
+const pages = [];
+for (const rg of meta.rowGroups) {
+  for (const li of leaves) {
+    const c = rg.chunks[li];
+    if (c.codec !== 6) continue;
+    let pos = c.start;
+    const end = c.start + c.length;
+    while (pos < end) {
+      const b = Buffer.allocUnsafe(Math.min(1 << 16, end - pos));
+      readSync(fd, b, 0, b.length, pos);
+      const r = new ThriftReader(b);
+      const h = r.struct();
+      pos += r.pos;
+      const type = num(h, 1, 'page type');
+      const compressed = num(h, 3, 'compressed size');
+      let size = num(h, 2, 'uncompressed size');
+      let levels = 0;
+      let compressedBody = true;
+      if (type === 3) {
+        const dh = struct(h, 8);
+        levels = num(dh, 5, 'def length') + num(dh, 6, 'rep length');
+        if (dh[7] === false) compressedBody = false;
+      }
+      if ((type === 0 || type === 2 || type === 3) && compressedBody) {
+        const body = Buffer.allocUnsafe(compressed);
+        readSync(fd, body, 0, compressed, pos);
+        pages.push({ body: body.subarray(levels), size: size - levels });
+      }
+      pos += compressed;
+    }
+  }
+}
+closeSync(fd);
+const total = pages.reduce((a, p) => a + p.size, 0);
+
+const binding = require('zstd-napi/binding');
+const fzstd = require('fzstd');
+const ctx = new binding.DCtx();
+const win = Buffer.allocUnsafe(1 << 20);
+const streamed = (first) => () => {
+  let out = 0;
+  for (const p of pages) {
+    ctx.reset(binding.ResetDirective.sessionOnly);
+    let pos = 0;
+    let ask = first;
+    for (;;) {
+      const [, produced, consumed] = ctx.decompressStream(win.subarray(0, Math.min(ask, win.length)), p.body.subarray(pos));
+      pos += consumed;
+      out += produced;
+      ask = Math.min(ask * 2, 1 << 20);
+      if (produced === 0 && consumed === 0) break;
+    }
+  }
+  return out;
+};
+const paths = {
+  window: streamed(1 << 14),
+  'stream-1m': streamed(1 << 20),
+  'one-shot': () => {
+    let out = 0;
+    for (const p of pages) out += ctx.decompress(Buffer.allocUnsafe(p.size), p.body);
+    return out;
+  },
+  'one-shot-reused': () => {
+    let out = 0;
+    let buf = Buffer.allocUnsafe(0);
+    for (const p of pages) {
+      if (buf.length < p.size) buf = Buffer.allocUnsafe(p.size);
+      out += ctx.decompress(buf.subarray(0, p.size), p.body);
+    }
+    return out;
+  },
+  fzstd: () => {
+    let out = 0;
+    for (const p of pages) out += fzstd.decompress(p.body).length;
+    return out;
+  },
+};
+if (typeof zlib.zstdDecompressSync === 'function') {
+  paths['node:zlib'] = () => {
+    let out = 0;
+    for (const p of pages) out += zlib.zstdDecompressSync(p.body, { maxOutputLength: Math.max(p.size, 1) }).length;
+    return out;
+  };
+}
+const result = { file, pages: pages.length, decompressed: total, node: process.version, paths: {} };
+for (const [name, run] of Object.entries(paths)) {
+  let best = Infinity;
+  for (let i = 0; i < Number(values.runs); i++) {
+    const t0 = performance.now();
+    const n = run();
+    best = Math.min(best, (performance.now() - t0) / 1000);
+    if (n !== total) throw new Error(`${name}: ${n} bytes, the pages declare ${total}`);
+  }
+  result.paths[name] = { seconds: +best.toFixed(3), gb_per_s: +(total / best / 1e9).toFixed(2) };
+}
+process.stdout.write(`${JSON.stringify(result)}\n`);

@@ -1,0 +1,72 @@
+// A codec decoded by its pure-JS fallback (the native addon missing, or turned off) is said once on
+// stderr, whatever the number of workers, and recorded in --stats as `pure_js_decoders`; the output is
+// byte-identical to the native run's, and a native run says nothing. Runs the BUILT CLI on
+// fixtures/sampling.parquet (real rows of nebius/SWE-rebench-openhands-trajectories, CC-BY-4.0 ©
+// Nebius) and on its snappy and LZ4_RAW copies written by parquet-wasm.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as pw from 'parquet-wasm';
+import { afterAll, describe, expect, it } from 'vitest';
+import { pureJsAdvice } from '../src/parquet/inflate.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const BIN = join(ROOT, 'bin', 'divergence-mine');
+const SRC = join(ROOT, 'fixtures', 'sampling.parquet');
+const dir = mkdtempSync(join(tmpdir(), 'dm-pure-js-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const OFF = ['DIVERGENCE_MINE_ZSTD', 'DIVERGENCE_MINE_SNAPPY', 'DIVERGENCE_MINE_LZ4'];
+
+function copyWith(codec: 'SNAPPY' | 'LZ4_RAW'): string {
+  const path = join(dir, `sampling-${codec}.parquet`);
+  const props = new pw.WriterPropertiesBuilder().setCompression(pw.Compression[codec]).build();
+  writeFileSync(path, pw.writeParquet(pw.readParquet(readFileSync(SRC)), props));
+  return path;
+}
+
+function mine(input: string, name: string, env: Record<string, string>, workers: number) {
+  const base = { ...process.env };
+  for (const k of OFF) delete base[k];
+  const out = join(dir, `${name}.jsonl`);
+  const stats = join(dir, `${name}.stats.json`);
+  const r = spawnSync(process.execPath, [BIN, 'mine', input, '--out', out, '--stats', stats, '--workers', String(workers), '-q'], { env: { ...base, ...env }, encoding: 'utf8', timeout: 120_000 });
+  expect(r.status, r.stderr).toBe(0);
+  return { stderr: r.stderr, out: readFileSync(out), stats: JSON.parse(readFileSync(stats, 'utf8')) as Record<string, unknown> };
+}
+
+describe('pure-JS fallback decoders: said once, recorded, same bytes', () => {
+  const cases: [string, () => string, string, string, string][] = [
+    ['zstd', () => SRC, 'DIVERGENCE_MINE_ZSTD', 'fzstd', 'zstd-napi'],
+    ['snappy', () => copyWith('SNAPPY'), 'DIVERGENCE_MINE_SNAPPY', 'snappyjs', 'snappy'],
+    ['lz4', () => copyWith('LZ4_RAW'), 'DIVERGENCE_MINE_LZ4', 'lz4js', 'lz4-napi'],
+  ];
+  it.each(cases)('%s', (codec, input, variable, library, native) => {
+    const file = input();
+    const fast = mine(file, `${codec}-native`, {}, 2);
+    expect(fast.stderr).toBe('');
+    expect(fast.stats).not.toHaveProperty('pure_js_decoders');
+    for (const workers of [1, 2]) {
+      const slow = mine(file, `${codec}-js-${workers}`, { [variable]: 'js' }, workers);
+      expect(slow.out).toStrictEqual(fast.out);
+      const d = { codec, library, native, reason: `${variable}=js` };
+      expect(slow.stats.pure_js_decoders).toStrictEqual([d]);
+      // One line, once, even with two workers each reporting it.
+      expect(slow.stderr).toBe(`divergence-mine: warning: ${pureJsAdvice(d)}\n`);
+      expect(slow.stderr).toContain(`${codec} pages are decoded by ${library}`);
+    }
+  }, 120_000);
+});
+
+describe('pureJsAdvice', () => {
+  it.each([
+    [{ codec: 'zstd', library: 'fzstd', native: 'zstd-napi', reason: "Cannot find module './build/Release/binding.node'" }, /native zstd-napi \(Cannot find module .*\); it is built from source at install: .*npm rebuild zstd-napi/],
+    [{ codec: 'snappy', library: 'snappyjs', native: 'snappy', reason: 'Cannot find native binding' }, /native snappy \(Cannot find native binding\); it ships prebuilt binaries as optional dependencies/],
+    [{ codec: 'zstd', library: 'fzstd', native: 'zstd-napi', reason: 'DIVERGENCE_MINE_ZSTD=js' }, /\(turned off by DIVERGENCE_MINE_ZSTD=js\); unset it for the native decoder\. Same output either way\.$/],
+  ])('%#', (d, line) => {
+    expect(pureJsAdvice(d)).toMatch(line);
+    expect(pureJsAdvice(d)).not.toContain('\n');
+  });
+});
