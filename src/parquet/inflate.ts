@@ -52,6 +52,7 @@
 import { createRequire } from 'node:module';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import * as zlib from 'node:zlib';
 import { brotliDecompressSync, unzipSync, type BrotliOptions } from 'node:zlib';
 import { Unsupported } from './meta.js';
 import { ParquetFormatError } from './thrift.js';
@@ -275,9 +276,11 @@ function lazyNative<T>(env: string, load: () => T): NativeSlot<T> {
   let why = '';
   const get = (): T | null => {
     if (m === undefined) {
-      if (process.env[env] === 'js') {
+      const forced = process.env[env];
+      // `js`: the pure-JS decoder; `zlib` (zstd only): node:zlib where the runtime has it (tests).
+      if (forced === 'js' || forced === 'zlib') {
         m = null;
-        why = `${env}=js`;
+        why = `${env}=${forced}`;
       } else {
         try {
           m = load();
@@ -326,7 +329,7 @@ const NATIVE_ADVICE: Record<string, string> = {
 
 /** The one warning line for a codec decoded by its pure-JS fallback (no newline). */
 export function pureJsAdvice(d: PureJsDecoder): string {
-  const off = d.reason.endsWith('=js');
+  const off = /^DIVERGENCE_MINE_\w+=(js|zlib)$/.test(d.reason);
   return (
     `${d.codec} pages are decoded by ${d.library}, a pure-JavaScript fallback several times slower than the native ${d.native} ` +
     (off ? `(turned off by ${d.reason}); unset it for the native decoder` : `(${d.reason}); ${NATIVE_ADVICE[d.native] ?? `reinstall ${d.native}`}`) +
@@ -400,9 +403,20 @@ class NativeZstd implements Inflater {
 type PushDecoder = new (ondata: (data: Uint8Array, final?: boolean) => void) => { push(chunk: Uint8Array, final?: boolean): void };
 let fzstd: PushDecoder | undefined;
 
-function zstd(src: Uint8Array): Inflater {
+/** node:zlib's one-shot zstd (Node >= 22.15, >= 23.8), else undefined (Node 20 has none). */
+const zlibZstd = (zlib as { zstdDecompressSync?: (buf: Uint8Array, options: { maxOutputLength: number }) => Buffer }).zstdDecompressSync;
+/** Largest zstd page node:zlib decodes whole when zstd-napi is missing; larger ones stream through fzstd. */
+const ZSTD_ZLIB_WHOLE = 64 * 2 ** 20;
+
+function zstd(src: Uint8Array, size: number): Inflater {
   const z = nativeZstd();
   if (z) return new NativeZstd(src, z, z.ResetDirective.sessionOnly);
+  // Without zstd-napi: node:zlib where the runtime has it (native, no build step; about half
+  // zstd-napi's speed and 3-4x fzstd's, bench/zstd-paths.mjs), one-shot and bounded by the page's
+  // declared size; DIVERGENCE_MINE_ZSTD=js turns it off too (the pure-JS path stays testable).
+  if (zlibZstd && size <= ZSTD_ZLIB_WHOLE && process.env.DIVERGENCE_MINE_ZSTD !== 'js') {
+    return zlibWhole('ZSTD', size, (maxOutputLength) => zlibZstd(src, { maxOutputLength }));
+  }
   usedPureJs('zstd', 'fzstd', 'zstd-napi', nativeZstd);
   fzstd ??= (requireCjs('fzstd') as { Decompress: PushDecoder }).Decompress;
   // fzstd reuses its output buffer between pushes: keep a copy.
@@ -729,7 +743,7 @@ export function inflater(codec: number, src: Uint8Array, size: number): Inflater
     case CODEC.LZ4_RAW:
       return lz4(src, size, false);
     case CODEC.ZSTD:
-      return new Bounded(zstd(src), 'ZSTD', size);
+      return new Bounded(zstd(src, size), 'ZSTD', size);
     default:
       throw new Unsupported(`compression codec ${codecName(codec)}`);
   }
@@ -750,7 +764,7 @@ export function decoderOf(codec: number): string {
     case CODEC.LZ4_RAW:
       return nativeLz4() ? 'lz4-napi' : 'lz4js';
     case CODEC.ZSTD:
-      return nativeZstd() ? 'zstd-napi' : 'fzstd';
+      return nativeZstd() ? 'zstd-napi' : zlibZstd && process.env.DIVERGENCE_MINE_ZSTD !== 'js' ? 'node:zlib' : 'fzstd';
     default:
       return 'parquet-wasm';
   }
