@@ -13,6 +13,7 @@ import { openSync, readSync, closeSync } from 'node:fs';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { pagesOf } from './pages.mjs';
 import * as zlib from 'node:zlib';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -21,43 +22,14 @@ const dist = (p) => import(pathToFileURL(join(ROOT, 'dist', 'parquet', p)).href)
 const { values, positionals } = parseArgs({ allowPositionals: true, options: { runs: { type: 'string', default: '3' }, column: { type: 'string', default: 'trajectory' } } });
 const file = resolve(positionals[0]);
 
-const { readFooter } = await dist('meta.js');
-const { ThriftReader, num, struct } = await dist('thrift.js');
-const meta = readFooter(file);
-const leaves = meta.columns.get(values.column)?.leaves;
-if (!leaves) throw new Error(`${file}: no column ${values.column}`);
-const fd = openSync(file, 'r');
+// Every zstd page of the column, its body read into memory (v2 pages: the values part only).
 const pages = [];
-for (const rg of meta.rowGroups) {
-  for (const li of leaves) {
-    const c = rg.chunks[li];
-    if (c.codec !== 6) continue;
-    let pos = c.start;
-    const end = c.start + c.length;
-    while (pos < end) {
-      const b = Buffer.allocUnsafe(Math.min(1 << 16, end - pos));
-      readSync(fd, b, 0, b.length, pos);
-      const r = new ThriftReader(b);
-      const h = r.struct();
-      pos += r.pos;
-      const type = num(h, 1, 'page type');
-      const compressed = num(h, 3, 'compressed size');
-      let size = num(h, 2, 'uncompressed size');
-      let levels = 0;
-      let compressedBody = true;
-      if (type === 3) {
-        const dh = struct(h, 8);
-        levels = num(dh, 5, 'def length') + num(dh, 6, 'rep length');
-        if (dh[7] === false) compressedBody = false;
-      }
-      if ((type === 0 || type === 2 || type === 3) && compressedBody) {
-        const body = Buffer.allocUnsafe(compressed);
-        readSync(fd, body, 0, compressed, pos);
-        pages.push({ body: body.subarray(levels), size: size - levels });
-      }
-      pos += compressed;
-    }
-  }
+const fd = openSync(file, 'r');
+for (const [, pos, compressed, size, codec, levels] of await pagesOf([file], values.column)) {
+  if (codec !== 6) continue;
+  const body = Buffer.allocUnsafe(compressed);
+  readSync(fd, body, 0, compressed, pos);
+  pages.push({ body: body.subarray(levels), size: size - levels });
 }
 closeSync(fd);
 const total = pages.reduce((a, p) => a + p.size, 0);
