@@ -629,6 +629,16 @@ async function run(task: Task): Promise<MetaResult | IndexResult | DecodeResult 
 /** The first task of each kind, marked at its start and end on the timeline (io/timeline.ts). */
 const firstOfKind = new Set<string>();
 async function timed(task: Task): ReturnType<typeof run> {
+  if (task.kind === 'decode') {
+    // Every decode task: where the pass's wall goes between the workers (split-decode.ts).
+    const what = `decode rg ${task.rowGroup} rows ${task.rows[0] ?? '-'}..${task.rows[task.rows.length - 1] ?? '-'} (${task.rows.length})`;
+    mark(`worker: ${what} start`);
+    try {
+      return await run(task);
+    } finally {
+      mark(`worker: ${what} end`);
+    }
+  }
   if (firstOfKind.has(task.kind)) return run(task);
   firstOfKind.add(task.kind);
   mark(`worker: first ${task.kind} task start`);
