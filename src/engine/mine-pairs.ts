@@ -49,7 +49,7 @@ export interface MineRequest {
   inputs: InputFile[];
   options: MiningOptions;
   workers: number;
-  /** Decoder of the trajectory column of parquet inputs (index and metadata always use parquet-wasm). */
+  /** Which reader decodes parquet inputs: js (our reader; parquet-wasm for what it does not build), wasm or duckdb. */
   engine?: Engine;
   /** Read the `tools` column of extracted trajectories (for shapes that carry tool definitions). */
   withTools?: boolean;
