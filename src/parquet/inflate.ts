@@ -317,14 +317,16 @@ function usedPureJs(codec: string, library: string, native: string, slot: Native
   if (!pureJsUsed.has(codec)) pureJsUsed.set(codec, { codec, library, native, reason: slot.why() });
 }
 
+/** snappy and lz4-napi ship prebuilt binaries as optional dependencies, one per platform. */
+const PREBUILT_ADVICE = 'it ships prebuilt binaries as optional dependencies: reinstall without --omit=optional / --no-optional (or on a supported platform)';
+
 /** How to get the native decoder back, per native package. */
 const NATIVE_ADVICE: Record<string, string> = {
   // zstd-napi is compiled at install time by node-gyp (no prebuilt binaries).
   'zstd-napi':
     'it is built from source at install: with python3, make and a C++ compiler present (and install scripts allowed), run `npm rebuild zstd-napi`',
-  // snappy and lz4-napi ship prebuilt binaries as optional dependencies, one per platform.
-  snappy: 'it ships prebuilt binaries as optional dependencies: reinstall without --omit=optional / --no-optional (or on a supported platform)',
-  'lz4-napi': 'it ships prebuilt binaries as optional dependencies: reinstall without --omit=optional / --no-optional (or on a supported platform)',
+  snappy: PREBUILT_ADVICE,
+  'lz4-napi': PREBUILT_ADVICE,
 };
 
 /** The one warning line for a codec decoded by its pure-JS fallback (no newline). */
@@ -405,6 +407,11 @@ let fzstd: PushDecoder | undefined;
 
 /** node:zlib's one-shot zstd (Node >= 22.15, >= 23.8), else undefined (Node 20 has none). */
 const zlibZstd = (zlib as { zstdDecompressSync?: (buf: Uint8Array, options: { maxOutputLength: number }) => Buffer }).zstdDecompressSync;
+
+/** node:zlib's zstd when zstd-napi is not in use: where the runtime has it, unless DIVERGENCE_MINE_ZSTD=js asks for fzstd. */
+function zstdByZlib(): typeof zlibZstd {
+  return process.env.DIVERGENCE_MINE_ZSTD === 'js' ? undefined : zlibZstd;
+}
 /** Largest zstd page node:zlib decodes whole when zstd-napi is missing; larger ones stream through fzstd. */
 const ZSTD_ZLIB_WHOLE = 64 * 2 ** 20;
 
@@ -414,9 +421,8 @@ function zstd(src: Uint8Array, size: number): Inflater {
   // Without zstd-napi: node:zlib where the runtime has it (native, no build step; about half
   // zstd-napi's speed and 3-4x fzstd's, bench/zstd-paths.mjs), one-shot and bounded by the page's
   // declared size; DIVERGENCE_MINE_ZSTD=js turns it off too (the pure-JS path stays testable).
-  if (zlibZstd && size <= ZSTD_ZLIB_WHOLE && process.env.DIVERGENCE_MINE_ZSTD !== 'js') {
-    return zlibWhole('ZSTD', size, (maxOutputLength) => zlibZstd(src, { maxOutputLength }));
-  }
+  const viaZlib = size <= ZSTD_ZLIB_WHOLE ? zstdByZlib() : undefined;
+  if (viaZlib) return zlibWhole('ZSTD', size, (maxOutputLength) => viaZlib(src, { maxOutputLength }));
   usedPureJs('zstd', 'fzstd', 'zstd-napi', nativeZstd);
   fzstd ??= (requireCjs('fzstd') as { Decompress: PushDecoder }).Decompress;
   // fzstd reuses its output buffer between pushes: keep a copy.
@@ -764,7 +770,7 @@ export function decoderOf(codec: number): string {
     case CODEC.LZ4_RAW:
       return nativeLz4() ? 'lz4-napi' : 'lz4js';
     case CODEC.ZSTD:
-      return nativeZstd() ? 'zstd-napi' : zlibZstd && process.env.DIVERGENCE_MINE_ZSTD !== 'js' ? 'node:zlib' : 'fzstd';
+      return nativeZstd() ? 'zstd-napi' : zstdByZlib() ? 'node:zlib' : 'fzstd';
     default:
       return 'parquet-wasm';
   }
