@@ -11,7 +11,7 @@ import { rmSync, writeSync } from 'node:fs';
 import { constants } from 'node:os';
 import type { Readable } from 'node:stream';
 import { ExitCode } from './errors.js';
-import { CHILD_FD, SUPERVISED_ENV, decodeEntry, type ManifestEntry } from './io/supervision.js';
+import { CHILD_FD, SUPERVISED_ENV, TIMELINE_ENV, TIMELINE_ORIGIN_ENV, decodeEntry, type ManifestEntry } from './io/supervision.js';
 import { neutralise } from './io/terminal-text.js';
 
 /**
@@ -106,7 +106,7 @@ export function supervise(script: string, args: string[]): void {
       ...process.env,
       [SUPERVISED_ENV]: '1',
       // io/timeline.ts counts from this process's start, the run's first (not imported: kept small).
-      ...(process.env.DIVERGENCE_MINE_TIMELINE === '1' ? { DIVERGENCE_MINE_TIMELINE_ORIGIN: String(performance.timeOrigin) } : {}),
+      ...(process.env[TIMELINE_ENV] === '1' ? { [TIMELINE_ORIGIN_ENV]: String(performance.timeOrigin) } : {}),
     },
     // fd 2: native text; CHILD_FD: 3 our stderr, 4 the manifest, 5 the lifeline (io/supervision.ts).
     stdio: ['inherit', 'inherit', 'pipe', 2, 'pipe', 'pipe'],

@@ -265,7 +265,7 @@ export async function runMine(positional: string[], given: MineCliOptions, recog
       if (!o.quiet) writeStderr(`divergence-mine: ${neutralise(describeDetection(d))}\n`);
     };
     // Once per codec, as soon as a worker first falls back (also with --quiet: it costs the user time).
-    const onPureJs = (d: PureJsDecoder) => progress.note(`divergence-mine: warning: ${neutralise(pureJsAdvice(d))}\n`);
+    const onPureJs = (d: PureJsDecoder) => progress.note(`divergence-mine: warning: ${pureJsAdvice(d)}\n`); // note() neutralises
     summary = await minePairs(
       {
         inputs,

@@ -626,26 +626,28 @@ async function run(task: Task): Promise<MetaResult | IndexResult | DecodeResult 
   }
 }
 
-/** The first task of each kind, marked at its start and end on the timeline (io/timeline.ts). */
+/** Kinds whose first task has been marked on the timeline. */
 const firstOfKind = new Set<string>();
-async function timed(task: Task): ReturnType<typeof run> {
-  if (task.kind === 'decode') {
-    // Every decode task: where the pass's wall goes between the workers (split-decode.ts).
-    const what = `decode rg ${task.rowGroup} rows ${task.rows[0] ?? '-'}..${task.rows[task.rows.length - 1] ?? '-'} (${task.rows.length})`;
-    mark(`worker: ${what} start`);
-    try {
-      return await run(task);
-    } finally {
-      mark(`worker: ${what} end`);
-    }
-  }
-  if (firstOfKind.has(task.kind)) return run(task);
+
+/**
+ * What the timeline calls `task`, or null when it is not marked: every decode task (where the pass's
+ * wall goes between the workers, split-decode.ts), and the first task of every other kind.
+ */
+function timelineName(task: Task): string | null {
+  if (task.kind === 'decode') return `decode rg ${task.rowGroup} rows ${task.rows[0] ?? '-'}..${task.rows[task.rows.length - 1] ?? '-'} (${task.rows.length})`;
+  if (firstOfKind.has(task.kind)) return null;
   firstOfKind.add(task.kind);
-  mark(`worker: first ${task.kind} task start`);
+  return `first ${task.kind} task`;
+}
+
+async function timed(task: Task): ReturnType<typeof run> {
+  const name = timelineName(task);
+  if (name === null) return run(task);
+  mark(`worker: ${name} start`);
   try {
     return await run(task);
   } finally {
-    mark(`worker: first ${task.kind} task end`);
+    mark(`worker: ${name} end`);
   }
 }
 

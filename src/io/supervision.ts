@@ -26,6 +26,10 @@ export const SUPERVISED_ENV = 'DIVERGENCE_MINE_SUPERVISED';
 export const CHILD_FD = { stderr: 3, manifest: 4, lifeline: 5 } as const;
 /** The fd of the real stderr in the supervised CLI and its worker threads (set by adoptSupervision). */
 export const STDERR_FD_ENV = 'DIVERGENCE_MINE_STDERR_FD';
+/** `1`: io/timeline.ts writes its marks. */
+export const TIMELINE_ENV = 'DIVERGENCE_MINE_TIMELINE';
+/** The first process's start (epoch ms), which the supervisor hands to the CLI so that every timeline mark counts from it. */
+export const TIMELINE_ORIGIN_ENV = 'DIVERGENCE_MINE_TIMELINE_ORIGIN';
 
 /**
  * A manifest line: `temp` a file or folder to remove (recursively) if the run dies; `folders` folders

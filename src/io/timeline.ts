@@ -5,11 +5,9 @@
 // one check of a constant.
 import { writeSync } from 'node:fs';
 import { isMainThread, threadId } from 'node:worker_threads';
-import { STDERR_FD_ENV } from './supervision.js';
+import { STDERR_FD_ENV, TIMELINE_ENV, TIMELINE_ORIGIN_ENV } from './supervision.js';
 
-const ON = process.env.DIVERGENCE_MINE_TIMELINE === '1';
-/** Passed down by the first process (the supervisor) so that every process and thread counts from its start. */
-export const TIMELINE_ORIGIN_ENV = 'DIVERGENCE_MINE_TIMELINE_ORIGIN';
+const ON = process.env[TIMELINE_ENV] === '1';
 
 function origin(): number {
   const given = Number(process.env[TIMELINE_ORIGIN_ENV]);
