@@ -5,7 +5,7 @@ import { isUtf8 } from 'node:buffer';
 import { readSync } from 'node:fs';
 import { Unsupported, isEncoding, type ChunkMeta, type LeafColumn } from './meta.js';
 import { ENC, FIXED_WIDTH, MAX_PAGE, MAX_RUN_PADDING, MAX_STRING_BYTES, checkDeclared, checkStringLength, hybridBound, levelsBound, valuesBound } from './bounds.js';
-import { checkDeclaredSize, decodesWhole, inflater, mayHoldWhole, type Inflater } from './inflate.js';
+import { checkDeclaredSize, decodesWhole, inflater, mayHoldWhole, streamsBody, type Body, type Inflater, type StreamedBody } from './inflate.js';
 import { ParquetFormatError, ThriftEndError, ThriftReader, count, num, optNum, struct, type ThriftStruct } from './thrift.js';
 
 const PAGE = { DATA: 0, DICTIONARY: 2, DATA_V2: 3 } as const;
@@ -29,6 +29,35 @@ export interface RowTriples {
 
 /** The first refill of a page's window (Window.refill). */
 const FIRST_REFILL = 1 << 14;
+/** A page's window: the decompressed bytes at hand at once (a value longer than this grows it). */
+const WINDOW = 1 << 20;
+/** Bytes read from the file per step of a streamed page body (FileBody): a chunk the CPU's cache holds. */
+const STREAM_STEP = 1 << 18;
+const NO_BYTES = new Uint8Array(0);
+
+/**
+ * A page body read from the file a step at a time, as its decoder asks for it (streamsBody): the
+ * compressed page is never held whole. The bytes of each step are checked to be in the file.
+ */
+class FileBody implements StreamedBody {
+  private start = 0;
+  private have = 0;
+  constructor(
+    private readonly fd: number,
+    private readonly offset: number,
+    readonly length: number,
+    private readonly buf: Buffer,
+  ) {}
+  at(pos: number): Uint8Array {
+    if (pos >= this.start && pos < this.start + this.have) return this.buf.subarray(pos - this.start, this.have);
+    if (pos >= this.length) return NO_BYTES;
+    const got = readSync(this.fd, this.buf, 0, Math.min(this.buf.length, this.length - pos), this.offset + pos);
+    if (got === 0) throw new ParquetFormatError('file ends inside a page');
+    this.start = pos;
+    this.have = got;
+    return this.buf.subarray(0, got);
+  }
+}
 
 /** Sliding window over a page body being decompressed. */
 export class Window {
@@ -43,12 +72,16 @@ export class Window {
    * window at once would decompress all of a 1 MB page to read a few hundred bytes of levels.
    */
   private refill = FIRST_REFILL;
-  /** `total`: the body's decompressed size per its page header; no read may go past it. */
+  /**
+   * `total`: the body's decompressed size per its page header; no read may go past it. `reuse`: a
+   * buffer of WINDOW bytes no other open window uses (a fresh one per page costs its page faults).
+   */
   constructor(
     private readonly inf: Inflater,
     private readonly total: number,
+    reuse?: Buffer,
   ) {
-    this.buf = Buffer.allocUnsafe(Math.min(total + 1, 1 << 20));
+    this.buf = reuse ?? Buffer.allocUnsafe(Math.min(total + 1, WINDOW));
   }
   /** Make `n` bytes available at `pos`; false when the body ends first. */
   ensure(n: number): boolean {
@@ -350,6 +383,8 @@ const SHARED_BODY = 16 * 2 ** 20;
 
 class ChunkFile {
   private bodyBuffer = Buffer.alloc(0);
+  private stepBuffer: Buffer | null = null;
+  private windowBuffer: Buffer | null = null;
   private pos: number;
   private readonly end: number;
   constructor(
@@ -408,6 +443,22 @@ class ChunkFile {
   skipBody(n: number): void {
     if (n < 0 || this.pos + n > this.end) throw new ParquetFormatError('page body past the column chunk');
     this.pos += n;
+  }
+  /**
+   * The next page body of `n` bytes, for `inflater(codec, ..., size)`: streamed from the file where
+   * the codec reads it front to back (streamsBody), else read whole (see body()). One body of a
+   * chunk is open at a time: the next call reuses the buffers.
+   */
+  pageBody(n: number, codec: number, size: number): Body {
+    if (!streamsBody(codec, size)) return this.body(n, decodesWhole(codec, size));
+    if (n < 0 || this.pos + n > this.end) throw new ParquetFormatError('page body past the column chunk');
+    const b = new FileBody(this.fd, this.pos, n, (this.stepBuffer ??= Buffer.allocUnsafe(STREAM_STEP)));
+    this.pos += n;
+    return b;
+  }
+  /** A window buffer for the chunk's open page (one at a time). */
+  window(): Buffer {
+    return (this.windowBuffer ??= Buffer.allocUnsafe(WINDOW));
   }
 }
 
@@ -482,9 +533,9 @@ export function dictionaryHeader(leaf: LeafColumn, h: ThriftStruct, uncompressed
   return n;
 }
 
-function readDictionary(leaf: LeafColumn, codec: number, body: Uint8Array, h: ThriftStruct, uncompressed: number): Dictionary {
+function readDictionary(leaf: LeafColumn, codec: number, body: Body, h: ThriftStruct, uncompressed: number, window?: Buffer): Dictionary {
   const n = dictionaryHeader(leaf, h, uncompressed);
-  const w = new Window(inflater(codec, body, uncompressed), uncompressed);
+  const w = new Window(inflater(codec, body, uncompressed), uncompressed, window);
   const read = plainReader(leaf);
   let dict: Dictionary;
   if (n <= EAGER_DICTIONARY) {
@@ -617,7 +668,7 @@ export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: Lea
     const uncompressed = count(h, 2, 'uncompressed page size', MAX_PAGE);
     if (type === PAGE.DICTIONARY) {
       if (dict || dataPages > 0) throw new ParquetFormatError('a dictionary page after the first page');
-      dict = readDictionary(leaf, codec, file.body(compressed, decodesWhole(codec, uncompressed)), h, uncompressed);
+      dict = readDictionary(leaf, codec, file.pageBody(compressed, codec, uncompressed), h, uncompressed, file.window());
       continue;
     }
     if (type !== PAGE.DATA && type !== PAGE.DATA_V2) {
@@ -631,7 +682,7 @@ export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: Lea
     let defs: Uint8Array | null = null;
     let w: Window;
     if (!page.v2) {
-      w = new Window(inflater(codec, file.body(compressed, decodesWhole(codec, uncompressed)), uncompressed), uncompressed);
+      w = new Window(inflater(codec, file.pageBody(compressed, codec, uncompressed), uncompressed), uncompressed, file.window());
       if (leaf.maxRep > 0) w.runs(repWidth, (reps = new Uint8Array(numValues)), 'repetition levels');
       if (leaf.maxDef > 0) w.runs(defWidth, (defs = new Uint8Array(numValues)), 'definition levels');
     } else {
@@ -664,7 +715,7 @@ export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: Lea
       }
       if (repLen + defLen > uncompressed) throw new ParquetFormatError('levels longer than the declared page');
       const values = body.subarray(repLen + defLen);
-      w = new Window(inflater(isCompressed ? codec : 0, values, valuesSize), valuesSize);
+      w = new Window(inflater(isCompressed ? codec : 0, values, valuesSize), valuesSize, file.window());
     }
     if (reps) {
       checkLevels(reps, leaf.maxRep, 'repetition');
@@ -887,7 +938,7 @@ export function checkPages(fd: number, chunk: ChunkMeta, leaf: LeafColumn, check
       checkDeclaredSize(chunk.codec, compressed, uncompressed);
       if (!giant) file.skipBody(compressed);
       else {
-        const w = new Window(inflater(chunk.codec, file.body(compressed, decodesWhole(chunk.codec, uncompressed)), uncompressed), uncompressed);
+        const w = new Window(inflater(chunk.codec, file.pageBody(compressed, chunk.codec, uncompressed), uncompressed), uncompressed, file.window());
         skipStrings(w, n);
         w.close();
       }
@@ -911,14 +962,14 @@ export function checkPages(fd: number, chunk: ChunkMeta, leaf: LeafColumn, check
     let defs: Uint8Array | null = null;
     let w: Window | null = null;
     if (!page.v2) {
-      w = new Window(inflater(chunk.codec, file.body(compressed, decodesWhole(chunk.codec, uncompressed)), uncompressed), uncompressed);
+      w = new Window(inflater(chunk.codec, file.pageBody(compressed, chunk.codec, uncompressed), uncompressed), uncompressed, file.window());
       if (leaf.maxRep > 0) w.runs(repWidth, (reps = new Uint8Array(numValues)), 'repetition levels');
       if (leaf.maxDef > 0) w.runs(defWidth, (defs = new Uint8Array(numValues)), 'definition levels');
     } else {
       const body = file.body(compressed, page.isCompressed && decodesWhole(chunk.codec, uncompressed - lv));
       if (leaf.maxRep > 0) decodeHybrid(body.subarray(0, page.repLen), repWidth, numValues, (reps = new Uint8Array(numValues)), true);
       if (leaf.maxDef > 0) decodeHybrid(body.subarray(page.repLen, lv), defWidth, numValues, (defs = new Uint8Array(numValues)), true);
-      if (strings) w = new Window(inflater(page.isCompressed ? chunk.codec : 0, body.subarray(lv), uncompressed - lv), uncompressed - lv);
+      if (strings) w = new Window(inflater(page.isCompressed ? chunk.codec : 0, body.subarray(lv), uncompressed - lv), uncompressed - lv, file.window());
     }
     if (reps) checkLevels(reps, leaf.maxRep, 'repetition');
     if (defs) checkLevels(defs, leaf.maxDef, 'definition');

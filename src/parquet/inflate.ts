@@ -6,8 +6,9 @@
 //
 // Memory per open page (one per leaf being read), and the library doing the work:
 // - UNCOMPRESSED: nothing beyond the compressed body.
-// - ZSTD: streamed, a 128 KiB zstd window plus the caller's window. zstd-napi native (about
-//   1.1 GB/s per core here), else fzstd in pure JS (about 0.25 GB/s).
+// - ZSTD: streamed, the frame's window (2 MiB in DuckDB's pages) plus the caller's window, the compressed body read from
+//   the file a step at a time (StreamedBody). zstd-napi native (about 1.7 GB/s per core here),
+//   else fzstd in pure JS (about 0.25 GB/s).
 // - GZIP: pages declaring up to 64 MiB are inflated whole by node:zlib (`unzipSync`, which accepts
 //   gzip and the raw zlib some old writers used, as Arrow does), bounded by `maxOutputLength`;
 //   larger pages are streamed through fflate in 16 KiB input steps, so a bomb holds at most about
@@ -56,6 +57,34 @@ import * as zlib from 'node:zlib';
 import { brotliDecompressSync, unzipSync, type BrotliOptions } from 'node:zlib';
 import { Unsupported } from './meta.js';
 import { ParquetFormatError } from './thrift.js';
+
+/**
+ * A page body the decoder reads front to back as it goes (streamsBody): the caller reads it from the
+ * file a chunk at a time, so memory holds one chunk, never the compressed page, and the decoder's
+ * input stays in the CPU's cache (a 100 MB body read whole, then decompressed, runs at a third of
+ * the speed: bench/README.md).
+ */
+export interface StreamedBody {
+  readonly length: number;
+  /** The body's bytes from `pos` on, as many as are at hand (at least one while pos < length); valid until the next call. */
+  at(pos: number): Uint8Array;
+}
+
+/** A page body: all of it in memory, or streamed. */
+export type Body = Uint8Array | StreamedBody;
+
+/** Bytes `pos` to at most `end` of a body (fewer when a streamed body has fewer at hand: at least one while pos < end). */
+function bytesOf(src: Body, pos: number, end: number): Uint8Array {
+  if (src instanceof Uint8Array) return src.subarray(pos, end);
+  const v = src.at(pos);
+  return v.length > end - pos ? v.subarray(0, end - pos) : v;
+}
+
+/** A body a decoder needs whole: only streamsBody's codecs may be given a streamed one. */
+function wholeBody(src: Body, name: string): Uint8Array {
+  if (src instanceof Uint8Array) return src;
+  throw new Error(`${name}: a streamed page body given to a decoder that needs it whole`);
+}
 
 export interface Inflater {
   /** Fill `dst` from the start; returns the bytes written, 0 once the body is exhausted. */
@@ -160,17 +189,21 @@ function releaseLarge(): void {
 
 class Plain implements Inflater {
   private pos = 0;
-  constructor(private src: Uint8Array) {}
+  constructor(private src: Body) {}
   /** Drop the page at once: a decoded whole page may be hundreds of MB (see releaseLarge). */
   close(): void {
-    const big = this.src.length >= LARGE_PAGE;
+    const big = this.src instanceof Uint8Array && this.src.length >= LARGE_PAGE;
     this.src = EMPTY;
     if (big) releaseLarge();
   }
   read(dst: Uint8Array): number {
-    const n = Math.min(dst.length, this.src.length - this.pos);
-    dst.set(this.src.subarray(this.pos, this.pos + n));
-    this.pos += n;
+    let n = 0;
+    while (n < dst.length && this.pos < this.src.length) {
+      const b = bytesOf(this.src, this.pos, this.pos + dst.length - n);
+      dst.set(b, n);
+      n += b.length;
+      this.pos += b.length;
+    }
     return n;
   }
 }
@@ -212,7 +245,7 @@ class Pushed implements Inflater {
   private pos = 0;
   private readonly d: { push(chunk: Uint8Array, final?: boolean): void };
   constructor(
-    private readonly src: Uint8Array,
+    private readonly src: Body,
     make: (ondata: (data: Uint8Array) => void) => { push(chunk: Uint8Array, final?: boolean): void },
     private readonly name: string,
     private readonly step: number,
@@ -228,9 +261,10 @@ class Pushed implements Inflater {
     while (out < dst.length) {
       if (this.queue.length === 0) {
         if (this.pos >= this.src.length) break;
-        const end = Math.min(this.src.length, this.pos + this.step);
+        const chunk = bytesOf(this.src, this.pos, Math.min(this.src.length, this.pos + this.step));
+        const end = this.pos + chunk.length;
         try {
-          this.d.push(this.src.subarray(this.pos, end), end === this.src.length);
+          this.d.push(chunk, end === this.src.length);
         } catch (e) {
           throw new ParquetFormatError(`${this.name}: ${(e as Error).message}`);
         }
@@ -361,7 +395,7 @@ class NativeZstd implements Inflater {
   private done = false;
   private ctx: NativeDCtx;
   constructor(
-    private readonly src: Uint8Array,
+    private readonly src: Body,
     binding: ZstdNapiBinding,
     private readonly sessionOnly: number,
   ) {
@@ -384,7 +418,7 @@ class NativeZstd implements Inflater {
       }
       let r: StreamResult;
       try {
-        r = this.ctx.decompressStream(dst.subarray(out), this.src.subarray(this.pos));
+        r = this.ctx.decompressStream(dst.subarray(out), bytesOf(this.src, this.pos, this.src.length));
       } catch (e) {
         throw new ParquetFormatError(`zstd: ${(e as Error).message}`);
       }
@@ -415,14 +449,19 @@ function zstdByZlib(): typeof zlibZstd {
 /** Largest zstd page node:zlib decodes whole when zstd-napi is missing; larger ones stream through fzstd. */
 const ZSTD_ZLIB_WHOLE = 64 * 2 ** 20;
 
-function zstd(src: Uint8Array, size: number): Inflater {
+/** Whether zstd pages of `size` bytes are decoded whole (node:zlib, when zstd-napi is not in use). */
+function zstdWhole(size: number): boolean {
+  return nativeZstd() === null && size <= ZSTD_ZLIB_WHOLE && zstdByZlib() !== undefined;
+}
+
+function zstd(src: Body, size: number): Inflater {
   const z = nativeZstd();
   if (z) return new NativeZstd(src, z, z.ResetDirective.sessionOnly);
   // Without zstd-napi: node:zlib where the runtime has it (native, no build step; about half
   // zstd-napi's speed and 3-4x fzstd's, bench/zstd-paths.mjs), one-shot and bounded by the page's
   // declared size; DIVERGENCE_MINE_ZSTD=js turns it off too (the pure-JS path stays testable).
   const viaZlib = size <= ZSTD_ZLIB_WHOLE ? zstdByZlib() : undefined;
-  if (viaZlib) return zlibWhole('ZSTD', size, (maxOutputLength) => viaZlib(src, { maxOutputLength }));
+  if (viaZlib) return zlibWhole('ZSTD', size, (maxOutputLength) => viaZlib(wholeBody(src, 'ZSTD'), { maxOutputLength }));
   usedPureJs('zstd', 'fzstd', 'zstd-napi', nativeZstd);
   fzstd ??= (requireCjs('fzstd') as { Decompress: PushDecoder }).Decompress;
   // fzstd reuses its output buffer between pushes: keep a copy.
@@ -430,6 +469,11 @@ function zstd(src: Uint8Array, size: number): Inflater {
 }
 
 // ---- gzip, brotli: node:zlib ----
+
+/** Whether gzip pages of `size` bytes are inflated whole (node:zlib) rather than streamed (fflate). */
+function gzipWhole(size: number): boolean {
+  return size <= GZIP_WHOLE && process.env.DIVERGENCE_MINE_GZIP !== 'stream';
+}
 
 interface ZlibError extends Error {
   code?: string;
@@ -452,12 +496,13 @@ function zlibWhole(name: string, size: number, run: (maxOutputLength: number) =>
 
 let fflate: { Gunzip: PushDecoder; Unzlib: PushDecoder } | undefined;
 
-function gzip(src: Uint8Array, size: number): Inflater {
-  if (size <= GZIP_WHOLE && process.env.DIVERGENCE_MINE_GZIP !== 'stream') {
-    return zlibWhole('GZIP', size, (maxOutputLength) => unzipSync(src, { maxOutputLength }));
+function gzip(src: Body, size: number): Inflater {
+  if (gzipWhole(size)) {
+    return zlibWhole('GZIP', size, (maxOutputLength) => unzipSync(wholeBody(src, 'GZIP'), { maxOutputLength }));
   }
   fflate ??= requireCjs('fflate') as { Gunzip: PushDecoder; Unzlib: PushDecoder };
-  const Decoder = src[0] === 0x1f && src[1] === 0x8b ? fflate.Gunzip : fflate.Unzlib;
+  const gzipMagic = src.length >= 2 && bytesOf(src, 0, 1)[0] === 0x1f && bytesOf(src, 1, 2)[0] === 0x8b;
+  const Decoder = gzipMagic ? fflate.Gunzip : fflate.Unzlib;
   return new Bounded(new Pushed(src, (ondata) => new Decoder(ondata), 'GZIP', GZIP_STEP, false), 'GZIP', size);
 }
 
@@ -520,7 +565,7 @@ class BrotliStream extends ChunkedOutput {
   private ended = false;
   private d: InstanceType<BrotliWasm['DecompressStream']> | null;
   constructor(
-    private readonly src: Uint8Array,
+    private readonly src: Body,
     private readonly lib: BrotliWasm,
   ) {
     super();
@@ -533,7 +578,7 @@ class BrotliStream extends ChunkedOutput {
   protected next(): Uint8Array | null {
     for (;;) {
       if (this.ended || !this.d) return null;
-      const chunk = this.src.subarray(this.pos, Math.min(this.src.length, this.pos + BROTLI_STEP));
+      const chunk = bytesOf(this.src, this.pos, Math.min(this.src.length, this.pos + BROTLI_STEP));
       let r: BrotliStreamResult;
       try {
         r = this.d.decompress(chunk, BROTLI_STEP);
@@ -556,8 +601,9 @@ class BrotliStream extends ChunkedOutput {
   }
 }
 
-function brotli(src: Uint8Array, size: number): Inflater {
+function brotli(body: Body, size: number): Inflater {
   if (brotliPath(size) === 'whole') {
+    const src = wholeBody(body, 'BROTLI');
     return zlibWhole('BROTLI', size, (maxOutputLength) => {
       // `info` (not in @types/node's BrotliOptions) returns the engine too, which counts the input consumed.
       const withInfo = { maxOutputLength, info: true } as BrotliOptions;
@@ -568,7 +614,7 @@ function brotli(src: Uint8Array, size: number): Inflater {
     });
   }
   brotliWasm ??= requireCjs('brotli-wasm') as BrotliWasm;
-  return new Bounded(new BrotliStream(src, brotliWasm), 'BROTLI', size);
+  return new Bounded(new BrotliStream(body, brotliWasm), 'BROTLI', size);
 }
 
 // ---- snappy ----
@@ -717,7 +763,27 @@ export function decodesWhole(codec: number, size: number): boolean {
     case CODEC.BROTLI:
       return brotliPath(size) === 'whole';
     case CODEC.GZIP:
-      return size <= GZIP_WHOLE && process.env.DIVERGENCE_MINE_GZIP !== 'stream';
+      return gzipWhole(size);
+    default:
+      return false;
+  }
+}
+
+/**
+ * Whether `inflater(codec, body, size)` reads `body` front to back as it decodes, so that the caller
+ * may hand it a StreamedBody: uncompressed pages and the streaming decoders (zstd but where
+ * node:zlib decodes it whole, large gzip through fflate, large brotli through brotli-wasm).
+ */
+export function streamsBody(codec: number, size: number): boolean {
+  switch (codec) {
+    case CODEC.UNCOMPRESSED:
+      return true;
+    case CODEC.ZSTD:
+      return !zstdWhole(size);
+    case CODEC.GZIP:
+      return !gzipWhole(size);
+    case CODEC.BROTLI:
+      return brotliPath(size) === 'stream';
     default:
       return false;
   }
@@ -733,21 +799,21 @@ export function mayHoldWhole(codec: number, size: number): boolean {
 }
 
 /** The decompressed body of a page that declares `size` bytes. */
-export function inflater(codec: number, src: Uint8Array, size: number): Inflater {
+export function inflater(codec: number, src: Body, size: number): Inflater {
   checkDeclaredSize(codec, src.length, size);
   switch (codec) {
     case CODEC.UNCOMPRESSED:
       return new Plain(src);
     case CODEC.SNAPPY:
-      return snappy(src, size);
+      return snappy(wholeBody(src, 'SNAPPY'), size);
     case CODEC.GZIP:
       return gzip(src, size);
     case CODEC.BROTLI:
       return brotli(src, size);
     case CODEC.LZ4:
-      return lz4(src, size, true);
+      return lz4(wholeBody(src, 'LZ4'), size, true);
     case CODEC.LZ4_RAW:
-      return lz4(src, size, false);
+      return lz4(wholeBody(src, 'LZ4_RAW'), size, false);
     case CODEC.ZSTD:
       return new Bounded(zstd(src, size), 'ZSTD', size);
     default:
