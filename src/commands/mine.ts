@@ -284,7 +284,7 @@ export async function runMine(positional: string[], given: MineCliOptions, recog
         // The contract's row to a JSONL file or stdout, with nothing that looks at each row here
         // (split, card, window, reshaping): serialised in the workers.
         ...(sink instanceof JsonlSink && layout.shape === 'published' && !layout.windowed && plainLayout(layout) && plan.specs.length === 0 && !o.card
-          ? { jsonl: (bytes: Uint8Array) => (sink as JsonlSink).writeBytes(bytes) }
+          ? { jsonl: (bytes: Uint8Array) => (sink as JsonlSink).writeBytesReusing(bytes) }
           : {}),
         ...(o.maxContinuationMessages !== undefined ? { maxContinuationMessages: o.maxContinuationMessages } : {}),
       },

@@ -5,10 +5,13 @@
 import { closeSync, openSync, readSync, writeSync } from 'node:fs';
 import type { Counters } from '../contract/counters.js';
 import type { Pool } from './pool.js';
+import { mark } from '../io/timeline.js';
 import type { Task, WalkInstance, WalkResult } from './protocol.js';
 
 /** Ready instances per walk task: small, so that walk tasks slot in between decodes. */
 const WALK_CHUNK = 16;
+/** Bytes of rows read from the rows file and handed to the output at once. */
+const COPY_BATCH = 8 * 2 ** 20;
 
 export class EarlyWalk {
   /** Trajectories of each instance not decoded yet. */
@@ -67,24 +70,40 @@ export class EarlyWalk {
     this.pos += r.jsonl.length;
   }
 
-  /** After pass 2: walk what is left, then hand every instance's rows over in instance order. */
+  /**
+   * After pass 2: walk what is left, then hand every instance's rows over in instance order, in
+   * batches of up to COPY_BATCH bytes read into one buffer: `write` must be done with its bytes when
+   * its promise resolves (the next batch reuses them).
+   */
   async finish(write: (bytes: Uint8Array) => Promise<void>): Promise<void> {
     this.dispatch(true);
     await Promise.all(this.tasks);
+    mark('early walk: every instance walked');
     try {
+      let batch = Buffer.allocUnsafe(0);
+      let used = 0;
+      const flush = async () => {
+        if (used > 0) await write(batch.subarray(0, used));
+        used = 0;
+      };
       for (let i = 0; i < this.spans.length / 2; i++) {
         const [at, n] = [this.spans[2 * i]!, this.spans[2 * i + 1]!];
         if (n < 0) throw new Error(`instance ${i} was never walked`);
         if (n === 0) continue;
-        const b = Buffer.allocUnsafe(n);
+        if (used + n > batch.length) {
+          await flush();
+          // One instance's rows may be larger than a batch: it gets a buffer of its size.
+          if (n > batch.length) batch = Buffer.allocUnsafe(Math.max(n, Math.min(COPY_BATCH, this.pos)));
+        }
         let got = 0;
         while (got < n) {
-          const k = readSync(this.fd!, b, got, n - got, at + got);
+          const k = readSync(this.fd!, batch, used + got, n - got, at + got);
           if (k === 0) throw new Error('the rows file is shorter than written');
           got += k;
         }
-        await write(b);
+        used += n;
       }
+      await flush();
     } finally {
       this.close();
     }

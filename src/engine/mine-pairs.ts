@@ -67,7 +67,8 @@ export interface MineRequest {
   /**
    * Fast path for the contract's own JSONL rows: when set (and continuation is 'action'), the workers
    * walk and serialise, and the rows arrive here as JSONL bytes (JSON.stringify of each row, one per
-   * line), in the same order; the pair callback is not called.
+   * line), in the same order; the pair callback is not called. The promise resolves once the bytes
+   * may be reused (the next batch of rows is read into the same buffer).
    */
   jsonl?: (bytes: Uint8Array) => Promise<void>;
   /** `--max-continuation-messages`: whole turns, at most this many messages (continuation.ts). */

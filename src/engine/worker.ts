@@ -533,29 +533,45 @@ async function indexDuck(task: Extract<Task, { kind: 'index' }>): Promise<IndexR
 }
 
 let walkReader: SpillReader | null = null;
-const NEWLINE = Buffer.from('\n');
+/**
+ * The JSONL of a walk task, encoded into one buffer kept for every task (grown as needed, back to
+ * WALK_BYTES after a larger task): a fresh buffer per row costs its page faults, at hundreds of MB of rows.
+ */
+let walkBytes = Buffer.allocUnsafe(0);
+const WALK_BYTES = 8 * 2 ** 20;
 
 /** Walk instances over the spill files (every decode has finished and flushed) and serialise their rows. */
 function walk(task: Extract<Task, { kind: 'walk' }>): WalkResult {
   const reader = (walkReader ??= new SpillReader());
   const counters = emptyCounters();
-  const parts: Buffer[] = [];
   const sizes: number[] = [];
   const opts = { minSimilaritySkip: task.minSimilaritySkip, maxPairsPerInstance: task.maxPairsPerInstance };
+  let used = 0;
   for (const inst of task.instances) {
     const load = (t: (typeof inst.resolved)[number]) => new SpillTrajectory(t.trajectoryId, t.repo, t, t.spill).load(reader);
     const rows = walkInstance(inst.resolved.map(load), inst.failed.map(load), opts, hooksFor(inst, reader, null), counters);
     // Row by row: one string of every row could pass V8's string limit (about 512 MiB). Each row's
-    // JSON goes to UTF-8 once, its newline apart (appending it would copy the whole row).
-    let size = 0;
+    // JSON goes to UTF-8 once, straight into the task's buffer, then its newline.
+    const start = used;
     for (const row of rows) {
-      const b = Buffer.from(JSON.stringify(row), 'utf8');
-      parts.push(b, NEWLINE);
-      size += b.length + 1;
+      const json = JSON.stringify(row);
+      // UTF-8 takes at most 3 bytes per UTF-16 unit.
+      const room = used + 3 * json.length + 1;
+      if (room > walkBytes.length) {
+        const bigger = Buffer.allocUnsafe(Math.max(room, 2 * walkBytes.length, WALK_BYTES));
+        walkBytes.copy(bigger, 0, 0, used);
+        walkBytes = bigger;
+      }
+      used += walkBytes.write(json, used, 'utf8');
+      walkBytes[used++] = 0x0a;
     }
-    sizes.push(size);
+    sizes.push(used - start);
   }
-  return { jsonl: Buffer.concat(parts), sizes, counters: { ...counters } };
+  // The bytes leave in a buffer of their own (moved to the main thread, not copied).
+  const jsonl = new Uint8Array(used);
+  jsonl.set(walkBytes.subarray(0, used));
+  if (walkBytes.length > WALK_BYTES) walkBytes = Buffer.allocUnsafe(WALK_BYTES);
+  return { jsonl, sizes, counters: { ...counters } };
 }
 
 /** One small column of a row group, every row in order (our reader, else parquet-wasm; DuckDB for --engine duckdb). */

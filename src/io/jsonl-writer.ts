@@ -73,6 +73,22 @@ export class JsonlSink<R = unknown> implements RowSink<R> {
     }
   }
 
+  /**
+   * writeBytes, resolved once the stream is done with `bytes`: the caller may then reuse them (a
+   * large copy goes through one buffer instead of a fresh one per write).
+   */
+  async writeBytesReusing(bytes: Uint8Array): Promise<void> {
+    if (this.broken) throw new BrokenPipe();
+    if (this.failure) throw this.failure;
+    this.bytes += bytes.length;
+    const err = await new Promise<NodeJS.ErrnoException | null | undefined>((resolve) => this.out.write(bytes, resolve));
+    // The callback comes before the stream's 'error' event: take the error from it.
+    if (err?.code === 'EPIPE') this.broken = true;
+    else if (err) this.failure ??= err;
+    if (this.broken) throw new BrokenPipe();
+    if (this.failure) throw this.failure;
+  }
+
   async close(): Promise<void> {
     if (this.tmp === null) {
       if (this.broken) return;
