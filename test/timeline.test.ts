@@ -40,6 +40,7 @@ describe('DIVERGENCE_MINE_TIMELINE', () => {
       'mine: index pass done',
       'mine: selection done',
       'mine: decode pass done',
+      'mine: every instance walked',
       'mine: walk and write done',
       'mine: workers closed',
       'mine: spill files closed',

@@ -78,7 +78,7 @@ export class EarlyWalk {
   async finish(write: (bytes: Uint8Array) => Promise<void>): Promise<void> {
     this.dispatch(true);
     await Promise.all(this.tasks);
-    mark('early walk: every instance walked');
+    mark('mine: every instance walked');
     try {
       let batch = Buffer.allocUnsafe(0);
       let used = 0;
