@@ -11,7 +11,7 @@
 // Markdown table: per file, the medians of wall, CPU (user+sys) and peak RSS of each, and the ratios
 // after/before and after/DuckDB.
 import { createHash } from 'node:crypto';
-import { closeSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, statSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, readSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -41,11 +41,14 @@ try {
   for (const file of positionals) {
     const got = { before: [], after: [], duckdb: [] };
     const outs = { before: join(tmp, 'before.jsonl'), after: join(tmp, 'after.jsonl') };
-    // Read once to warm the page cache.
-    const fd = openSync(file, 'r');
+    // Read once to warm the page cache (every *.parquet of a folder).
     const chunk = Buffer.allocUnsafe(4 << 20);
-    for (let pos = 0; readSync(fd, chunk, 0, chunk.length, pos) > 0; pos += chunk.length);
-    closeSync(fd);
+    const files = statSync(file).isDirectory() ? readdirSync(file).filter((f) => f.endsWith('.parquet')).map((f) => join(file, f)) : [file];
+    for (const f of files) {
+      const fd = openSync(f, 'r');
+      for (let pos = 0; readSync(fd, chunk, 0, chunk.length, pos) > 0; pos += chunk.length);
+      closeSync(fd);
+    }
     for (let r = 0; r < runs; r++) {
       got.before.push(await timed(minerArgv(values.before, file, outs.before), process.cwd()));
       got.after.push(await timed(minerArgv(values.after, file, outs.after), process.cwd()));
@@ -54,7 +57,7 @@ try {
     const same = sha(outs.before) === sha(outs.after);
     const m = (k, f) => median(got[k].map(f));
     const row = {
-      file: basename(file), mb: statSync(file).size / 1e6, same,
+      file: basename(file), mb: files.reduce((a, f) => a + statSync(f).size, 0) / 1e6, same,
       ...Object.fromEntries(['before', 'after', 'duckdb'].flatMap((k) => [[`${k}Wall`, m(k, (x) => x.wall)], [`${k}Cpu`, m(k, (x) => x.cpu)], [`${k}Rss`, m(k, (x) => x.rss / 2 ** 20)]])),
       walls: Object.fromEntries(['before', 'after', 'duckdb'].map((k) => [k, got[k].map((x) => x.wall.toFixed(2)).join(', ')])),
     };

@@ -7,7 +7,10 @@
 // Paths: `window` (the reader's streaming path before one-shot pages: zstd-napi's decompressStream
 // into a window that starts at 16 KiB and doubles to 1 MiB, as column.ts's Window asks), `stream-1m`
 // (decompressStream, 1 MiB at a time), `one-shot` (zstd-napi's ZSTD_decompressDCtx into a new buffer of
-// the declared size), `one-shot-reused` (the same into one buffer kept for every page), `fzstd` (pure JS, one-shot), `node:zlib` (zstdDecompressSync, Node >= 22.15 only).
+// the declared size), `one-shot-reused` (the same into one buffer kept for every page), `fzstd` (pure JS, one-shot), `node:zlib` (zstdDecompressSync, Node >= 22.15 only),
+// and, with the file read included, `file-whole-body` (each body read whole into one reused buffer,
+// then streamed into a 1 MiB window) and `file-steps-256k` (the body read in 256 KiB steps as the
+// decoder asks, column.ts FileBody).
 import { createRequire } from 'node:module';
 import { openSync, readSync, closeSync } from 'node:fs';
 import { join, resolve, dirname } from 'node:path';
@@ -29,9 +32,8 @@ for (const [, pos, compressed, size, codec, levels] of await pagesOf([file], val
   if (codec !== 6) continue;
   const body = Buffer.allocUnsafe(compressed);
   readSync(fd, body, 0, compressed, pos);
-  pages.push({ body: body.subarray(levels), size: size - levels });
+  pages.push({ body: body.subarray(levels), size: size - levels, pos: pos + levels, compressed: compressed - levels });
 }
-closeSync(fd);
 const total = pages.reduce((a, p) => a + p.size, 0);
 
 const binding = require('zstd-napi/binding');
@@ -77,6 +79,42 @@ const paths = {
     return out;
   },
 };
+// The same pages read from the file, then decompressed into a 1 MiB window, the way the reader can
+// read a page: its body read whole into one buffer reused for every page (the reader before
+// 2026-12-04, per leaf), or read in steps of 256 KiB as the decoder asks (column.ts FileBody).
+const fromFile = (step) => () => {
+  let out = 0;
+  let whole = Buffer.allocUnsafe(0);
+  const stepBuf = Buffer.allocUnsafe(step ?? 0);
+  for (const p of pages) {
+    ctx.reset(binding.ResetDirective.sessionOnly);
+    let src;
+    let at = 0;
+    let have = 0;
+    let read = 0;
+    if (step === null) {
+      if (whole.length < p.compressed) whole = Buffer.allocUnsafe(p.compressed);
+      readSync(fd, whole, 0, p.compressed, p.pos);
+      src = whole;
+      have = read = p.compressed;
+    }
+    for (;;) {
+      if (step !== null && at === have && read < p.compressed) {
+        have = readSync(fd, stepBuf, 0, Math.min(step, p.compressed - read), p.pos + read);
+        read += have;
+        at = 0;
+        src = stepBuf;
+      }
+      const [, produced, consumed] = ctx.decompressStream(win, src.subarray(at, have));
+      at += consumed;
+      out += produced;
+      if (produced === 0 && consumed === 0 && (at === have && read >= p.compressed)) break;
+    }
+  }
+  return out;
+};
+paths['file-whole-body'] = fromFile(null);
+paths['file-steps-256k'] = fromFile(1 << 18);
 if (typeof zlib.zstdDecompressSync === 'function') {
   paths['node:zlib'] = () => {
     let out = 0;
@@ -95,4 +133,5 @@ for (const [name, run] of Object.entries(paths)) {
   }
   result.paths[name] = { seconds: +best.toFixed(3), gb_per_s: +(total / best / 1e9).toFixed(2) };
 }
+closeSync(fd);
 process.stdout.write(`${JSON.stringify(result)}\n`);

@@ -34,6 +34,7 @@ const WINDOW = 1 << 20;
 /** Bytes read from the file per step of a streamed page body (FileBody): a chunk the CPU's cache holds. */
 const STREAM_STEP = 1 << 18;
 const NO_BYTES = new Uint8Array(0);
+const EMPTY_BUFFER = Buffer.alloc(0);
 
 /**
  * A page body read from the file a step at a time, as its decoder asks for it (streamsBody): the
@@ -81,7 +82,12 @@ export class Window {
     private readonly total: number,
     reuse?: Buffer,
   ) {
-    this.buf = reuse ?? Buffer.allocUnsafe(Math.min(total + 1, WINDOW));
+    // A page decoded whole is read where it lies: copying it into a window would move every byte once more.
+    const whole = inf.takeWhole?.() ?? null;
+    if (whole) {
+      this.buf = Buffer.from(whole.buffer, whole.byteOffset, whole.byteLength);
+      this.end = whole.length;
+    } else this.buf = reuse ?? Buffer.allocUnsafe(Math.min(total + 1, WINDOW));
   }
   /** Make `n` bytes available at `pos`; false when the body ends first. */
   ensure(n: number): boolean {
@@ -128,6 +134,9 @@ export class Window {
   }
   /** Done with the body (read to its end or not). */
   close(): void {
+    // A whole page held here must not outlive the page (inflate.ts releaseLarge collects it now).
+    this.buf = EMPTY_BUFFER;
+    this.pos = this.end = 0;
     this.inf.close();
   }
   /** The values are all read: the body must end here, neither later (bytes left over) nor earlier. */

@@ -91,6 +91,11 @@ export interface Inflater {
   read(dst: Uint8Array): number;
   /** Done with this body, read to its end or not: give back what it holds (a zstd context). */
   close(): void;
+  /**
+   * The whole decompressed body, where the decoder holds it at once (a page decoded whole) and none
+   * of it was read yet: the caller then reads it in place, and for `read` it is all read. Null otherwise.
+   */
+  takeWhole?(): Uint8Array | null;
 }
 
 export const CODEC = { UNCOMPRESSED: 0, SNAPPY: 1, GZIP: 2, LZO: 3, BROTLI: 4, LZ4: 5, ZSTD: 6, LZ4_RAW: 7 } as const;
@@ -195,6 +200,11 @@ class Plain implements Inflater {
     const big = this.src instanceof Uint8Array && this.src.length >= LARGE_PAGE;
     this.src = EMPTY;
     if (big) releaseLarge();
+  }
+  takeWhole(): Uint8Array | null {
+    if (!(this.src instanceof Uint8Array) || this.pos > 0) return null;
+    this.pos = this.src.length;
+    return this.src;
   }
   read(dst: Uint8Array): number {
     let n = 0;
