@@ -555,8 +555,9 @@ function walk(task: Extract<Task, { kind: 'walk' }>): WalkResult {
     const start = used;
     for (const row of rows) {
       const json = JSON.stringify(row);
-      // UTF-8 takes at most 3 bytes per UTF-16 unit.
-      const room = used + 3 * json.length + 1;
+      // UTF-8 takes at most 3 bytes per UTF-16 unit; a very long row (a 300 MB tool output) is
+      // measured instead, so that the buffer grows by what it needs, not by three times that.
+      const room = used + (json.length <= WALK_BYTES ? 3 * json.length : Buffer.byteLength(json, 'utf8')) + 1;
       if (room > walkBytes.length) {
         const bigger = Buffer.allocUnsafe(Math.max(room, 2 * walkBytes.length, WALK_BYTES));
         walkBytes.copy(bigger, 0, 0, used);
