@@ -271,8 +271,11 @@ class Pushed implements Inflater {
     while (out < dst.length) {
       if (this.queue.length === 0) {
         if (this.pos >= this.src.length) break;
-        const chunk = bytesOf(this.src, this.pos, Math.min(this.src.length, this.pos + this.step));
-        const end = this.pos + chunk.length;
+        const view = bytesOf(this.src, this.pos, Math.min(this.src.length, this.pos + this.step));
+        const end = this.pos + view.length;
+        // fzstd and fflate keep views of input they have not decoded yet: a streamed body's bytes are
+        // overwritten by its next step, so they get a copy of their own.
+        const chunk = this.src instanceof Uint8Array ? view : view.slice();
         try {
           this.d.push(chunk, end === this.src.length);
         } catch (e) {
