@@ -473,8 +473,7 @@ function zstd(src: Body, size: number): Inflater {
   // Without zstd-napi: node:zlib where the runtime has it (native, no build step; about half
   // zstd-napi's speed and 3-4x fzstd's, bench/zstd-paths.mjs), one-shot and bounded by the page's
   // declared size; DIVERGENCE_MINE_ZSTD=js turns it off too (the pure-JS path stays testable).
-  const viaZlib = size <= ZSTD_ZLIB_WHOLE ? zstdByZlib() : undefined;
-  if (viaZlib) return zlibWhole('ZSTD', size, (maxOutputLength) => viaZlib(wholeBody(src, 'ZSTD'), { maxOutputLength }));
+  if (zstdWhole(size)) return zlibWhole('ZSTD', size, (maxOutputLength) => zlibZstd!(wholeBody(src, 'ZSTD'), { maxOutputLength }));
   usedPureJs('zstd', 'fzstd', 'zstd-napi', nativeZstd);
   fzstd ??= (requireCjs('fzstd') as { Decompress: PushDecoder }).Decompress;
   // fzstd reuses its output buffer between pushes: keep a copy.
