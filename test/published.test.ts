@@ -97,7 +97,7 @@ describe('a run over the recognised input (built miner, injected recogniser)', (
     const bytes = statSync(input).size;
     const { runMine } = (await import(join(ROOT, 'dist', 'commands', 'mine.js'))) as typeof import('../src/commands/mine.js');
     const program = (await import(join(ROOT, 'dist', 'cli.js'))) as typeof import('../src/cli.js');
-    const cmd = program.buildProgram().commands.find((c) => c.name() === 'mine')!;
+    const cmd = (await program.buildProgram()).commands.find((c) => c.name() === 'mine')!;
     const stats = join(dir, 'stats.json');
     const out = join(dir, 'pairs.jsonl');
     cmd.parseOptions(['--parquet', input, '--out', out, '--stats', stats, '--workers', '1']);

@@ -12,10 +12,10 @@ import { toTrlRow, type TrlRow } from '../src/shapes/trl.js';
 import { BUILTIN_TEMPLATE_SOURCE, BuiltinRenderer } from '../src/tokens/builtin-template.js';
 import { TokenCounter } from '../src/tokens/counter.js';
 import { dropGroups, fitRow, promptGroups } from '../src/tokens/fit.js';
-import { TokenLengthStats, quantile } from '../src/tokens/lengths.js';
+import { TokenLengthStats, quantile, rowLength } from '../src/tokens/lengths.js';
 import { loadTokenizer } from '../src/tokens/load.js';
 import { tokenPrefixMismatch } from '../src/tokens/prefix.js';
-import { RenderFailure, RowTokenCounter, rowLength, type RowTokens } from '../src/tokens/row-tokens.js';
+import { RenderFailure, RowTokenCounter, type RowTokens } from '../src/tokens/row-tokens.js';
 import { TEMPLATE_PATH, samplePairs } from './template/pairs.js';
 
 // The independent side: the package files read here, the library and Jinja called directly.

@@ -31,11 +31,8 @@ import { neutralise, writeStderr } from '../io/terminal-text.js';
 import type { RowSink } from '../io/sink.js';
 import { mineCommand, mineSettings, type MineCliOptions, type TrainPlan } from './mine-options.js';
 import type { PartitionSource } from './partition-options.js';
-import { MineTokens, type WithTokens } from '../tokens/mine-tokens.js';
-import { CountPool } from '../tokens/count-pool.js';
+import type { MineTokens, WithTokens } from '../tokens/mine-tokens.js';
 import { OrderedQueue } from '../tokens/ordered.js';
-import { BUILTIN_TEMPLATE_NAME } from '../tokens/builtin-template.js';
-import { bundledWithBuiltin, tokenSetup } from './token-options.js';
 import { KtoDeduper, ktoRows } from '../shapes/kto.js';
 import { formatExitStatus, formatTreeCounters, pairingStats } from './mine-pairing.js';
 
@@ -147,6 +144,24 @@ function cardDataFiles(card: string, out: string, plan: TrainPlan, result: Folde
   }));
 }
 
+/**
+ * `--tokenizer`'s counter. The tokenizer and template libraries (about 50 ms of module loading) load
+ * only for a run that counts tokens.
+ */
+async function tokenCounts(tokenizer: string, o: MineCliOptions, plan: TrainPlan): Promise<MineTokens> {
+  const [{ MineTokens }, { CountPool }, { BUILTIN_TEMPLATE_NAME }, { bundledWithBuiltin, tokenSetup }] = await Promise.all([
+    import('../tokens/mine-tokens.js'),
+    import('../tokens/count-pool.js'),
+    import('../tokens/builtin-template.js'),
+    import('./token-options.js'),
+  ]);
+  const tokenOptions = { tokenizer, maxLength: o.maxLength ?? null, window: plan.promptWindow === 'auto' };
+  if (bundledWithBuiltin(tokenizer, o.template))
+    return new MineTokens(null, { ...tokenOptions, template: BUILTIN_TEMPLATE_NAME }, new CountPool(tokenizer, Math.max(1, Math.min(2, o.workers))));
+  const setup = tokenSetup(tokenizer, o.template);
+  return new MineTokens(setup.rows, { ...tokenOptions, template: setup.templateName });
+}
+
 /** `recognise` tells the published run's input (docs/mining-contract.md §7.3); tests inject their own. */
 export async function runMine(positional: string[], given: MineCliOptions, recognise: RecognisePublished = isPublishedInput): Promise<void> {
   mark('mine: command parsed');
@@ -162,15 +177,7 @@ export async function runMine(positional: string[], given: MineCliOptions, recog
   // --tokenizer: loaded before any output is opened, so a bad tokenizer or template fails first.
   // The bundled tokenizer with the built-in template counts in worker threads beside the decode
   // workers; any other tokenizer or template counts on this thread.
-  const tokens = o.tokenizer
-    ? (() => {
-        const tokenOptions = { tokenizer: o.tokenizer, maxLength: o.maxLength ?? null, window: plan.promptWindow === 'auto' };
-        if (bundledWithBuiltin(o.tokenizer, o.template))
-          return new MineTokens(null, { ...tokenOptions, template: BUILTIN_TEMPLATE_NAME }, new CountPool(o.tokenizer, Math.max(1, Math.min(2, o.workers))));
-        const setup = tokenSetup(o.tokenizer, o.template);
-        return new MineTokens(setup.rows, { ...tokenOptions, template: setup.templateName });
-      })()
-    : null;
+  const tokens = o.tokenizer ? await tokenCounts(o.tokenizer, o, plan) : null;
   const tokenQueue = tokens ? new OrderedQueue<WithTokens<TrlRow> | null>() : null;
 
   let folderCreated: string | null = null;

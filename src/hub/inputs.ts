@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { resolveInputs, type InputFile, type InputKind } from '../io/inputs.js';
 import { bareRef, hubUri, isBareName, isHubUri, parseHubUri, type HubRef } from './names.js';
-import { resolveHubInput, type HubOptions, type HubSource } from './resolve.js';
+import type { HubOptions, HubSource } from './resolve.js';
 
 export type InputItem = { local: InputFile[] } | { hub: HubRef; forced: InputKind | null };
 
@@ -44,6 +44,8 @@ export async function resolveRequest(r: InputRequest, o: HubOptions): Promise<{ 
   for (const item of r.items) {
     if ('local' in item) inputs.push(...item.local);
     else {
+      // The Hub client (and its YAML parser, about 0.1 s of module loading) only for a Hub input.
+      const { resolveHubInput } = await import('./resolve.js');
       const got = await resolveHubInput(item.hub, item.forced, o);
       inputs.push(...got.files);
       sources.push(got.source);

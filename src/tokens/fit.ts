@@ -6,7 +6,8 @@
 // their results). Groups go oldest first; the fewest that make the row fit are dropped (binary
 // search: dropping more messages never makes a render longer). A row that does not fit even with
 // every group dropped is not written, and counted.
-import { rowLength, type RowTokenCounter, type RowTokens, type TokenRow } from './row-tokens.js';
+import { rowLength } from './lengths.js';
+import type { RowTokenCounter, RowTokens, TokenRow } from './row-tokens.js';
 
 /** Index ranges [start, end) of the droppable groups of `prompt`, oldest first. */
 export function promptGroups(prompt: readonly { role?: unknown }[]): [number, number][] {

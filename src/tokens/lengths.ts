@@ -2,7 +2,13 @@
 // prompt / chosen / rejected tokens, and the `max_length` that keeps 95% / 99% of rows whole.
 // Quantiles are nearest-rank: the q-quantile is the smallest value v with at least q of the rows
 // <= v, so `max_length = p95(prompt + longer completion)` keeps at least 95% of rows whole.
-import { rowLength, type RowTokens } from './row-tokens.js';
+// Type-only import: the statistics (and the dataset card that prints them) need no template engine.
+import type { RowTokens } from './row-tokens.js';
+
+/** The whole of a row + completion that the trainer keeps: prompt + the longer completion. */
+export function rowLength(t: RowTokens): number {
+  return t.prompt_tokens + Math.max(t.chosen_tokens, t.rejected_tokens);
+}
 
 export interface LengthSummary {
   mean: number;

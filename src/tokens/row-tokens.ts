@@ -32,11 +32,6 @@ export interface TokenRow {
 /** Render messages with a chat template (any template: the Jinja path). */
 export type RenderFn = (messages: readonly unknown[], tools: unknown[] | null, addGenerationPrompt: boolean) => string;
 
-/** The whole of a row + completion that the trainer keeps: prompt + the longer completion. */
-export function rowLength(t: RowTokens): number {
-  return t.prompt_tokens + Math.max(t.chosen_tokens, t.rejected_tokens);
-}
-
 let lastTools: { key: string; value: unknown } | null = null;
 
 /**
