@@ -9,6 +9,7 @@ import { VERSION } from './version.js';
 import { removeAllTemp } from './io/atomic.js';
 import { watchSupervisor } from './io/supervision.js';
 import { neutralise } from './io/terminal-text.js';
+import { startEarlyWorker } from './engine/pool.js';
 
 /**
  * Each command's module, loaded only when it is the one run: every run pays for the modules it loads
@@ -87,6 +88,9 @@ export async function main(argv: string[]): Promise<number> {
   process.stdout.on('error', (e: NodeJS.ErrnoException) => {
     if (e.code !== 'EPIPE') throw e;
   });
+  // A mining run's first decode worker starts now, beside the loading of the command's modules
+  // (engine/pool.ts startEarlyWorker); help needs none.
+  if (commandOf(argv) === 'mine' && !argv.includes('--help') && !argv.includes('-h')) startEarlyWorker();
   try {
     const program = await buildProgram(argv);
     program.commands.forEach((c) => c.exitOverride());

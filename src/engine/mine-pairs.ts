@@ -258,7 +258,7 @@ export async function minePairs(req: MineRequest, sink: (pair: MinedPair) => Pro
     opts: req.options,
     engine: req.engine ?? 'js',
     progress: req.progress ?? silentProgress,
-    pool: new Pool(Math.max(1, req.workers), spillDir, { drainOnClose: (req.engine ?? 'js') === 'duckdb', ...(req.onPureJs ? { onPureJs: req.onPureJs } : {}) }),
+    pool: new Pool(Math.max(1, req.workers), spillDir, { drainOnClose: (req.engine ?? 'js') === 'duckdb', adoptEarly: true, ...(req.onPureJs ? { onPureJs: req.onPureJs } : {}) }),
     spillDir,
     reader: new SpillReader(),
     fallbacks: new FallbackTally(),

@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import { Worker, type ResourceLimits } from 'node:worker_threads';
 import { ExitCode, UserError, isStringLimit, stringLimitMessage, type ErrorPayload } from '../errors.js';
-import type { Task, WorkerReply } from './protocol.js';
+import type { Task, WorkerMessage, WorkerReply } from './protocol.js';
 import type { PureJsDecoder } from '../parquet/inflate.js';
 import { mark } from '../io/timeline.js';
 
@@ -82,6 +82,42 @@ export interface PoolOptions {
   drainOnClose?: boolean;
   /** Called once per codec, the first time a worker reports decoding it with a pure-JS fallback. */
   onPureJs?: (d: PureJsDecoder) => void;
+  /** Take the worker startEarlyWorker started, if it is alive, as worker 0 (the default worker script only). */
+  adoptEarly?: boolean;
+}
+
+/** The decode worker's script. */
+const WORKER_URL = new URL('./worker.js', import.meta.url);
+
+/** The worker startEarlyWorker started, until a pool adopts it; `dead` once it has died unadopted. */
+let early: { worker: Worker; dead: boolean } | null = null;
+
+/**
+ * Start one decode worker before any pool exists. The CLI calls this as soon as it knows the command
+ * mines: a worker's start-up (Node's worker bootstrap and the worker's modules, 150-180 ms here) then
+ * runs beside the main thread's own module loading and option checks instead of after them. The first
+ * pool that opts in (`adoptEarly`) takes it as worker 0 and sends it its spill path before its first
+ * task. Unreferenced until then: a run that ends before any pool (a usage error) does not wait for it.
+ */
+export function startEarlyWorker(): void {
+  if (early) return;
+  mark('pool: worker 0 starting early');
+  const e = { worker: new Worker(WORKER_URL, { workerData: { spillPath: null, spillIndex: 0 } }), dead: false };
+  e.worker.unref();
+  // Dead before adoption (it failed to load): the pool starts its own worker 0, which will say why.
+  e.worker.on('error', () => (e.dead = true));
+  e.worker.on('exit', () => (e.dead = true));
+  early = e;
+}
+
+/** The early worker, once, if it is still alive. */
+function takeEarlyWorker(): Worker | null {
+  const e = early;
+  if (!e || e.dead) return null;
+  early = null;
+  e.worker.removeAllListeners();
+  e.worker.ref();
+  return e.worker;
 }
 
 /** The longest close() waits for tasks in flight, with drainOnClose. */
@@ -111,14 +147,16 @@ export class Pool {
     private readonly spillDir: string,
     private readonly options: PoolOptions = {},
   ) {
-    this.url = options.workerUrl ?? new URL('./worker.js', import.meta.url);
+    this.url = options.workerUrl ?? WORKER_URL;
   }
 
   private spawn(): Worker {
     const k = this.spawned++;
-    mark(`pool: worker ${k} starting`);
     const { resourceLimits } = this.options;
-    const w = new Worker(this.url, { workerData: { spillPath: this.spillPath(k), spillIndex: k }, ...(resourceLimits ? { resourceLimits } : {}) });
+    const adopted = k === 0 && this.options.adoptEarly && !this.options.workerUrl && !resourceLimits ? takeEarlyWorker() : null;
+    mark(adopted ? 'pool: worker 0 adopted (started early)' : `pool: worker ${k} starting`);
+    if (adopted) adopted.postMessage({ spillPath: this.spillPath(0) } satisfies WorkerMessage);
+    const w = adopted ?? new Worker(this.url, { workerData: { spillPath: this.spillPath(k), spillIndex: k }, ...(resourceLimits ? { resourceLimits } : {}) });
     w.on('message', (reply: WorkerReply) => this.onReply(w, reply));
     // A reply that cannot be deserialised here: its task would otherwise wait forever.
     w.on('messageerror', (err) => this.onUnreadable(w, err));
@@ -168,7 +206,7 @@ export class Pool {
       }
       const p = this.queue.shift()!;
       this.busy.set(w, p);
-      w.postMessage({ id: p.id, task: p.task });
+      w.postMessage({ id: p.id, task: p.task } satisfies WorkerMessage);
     }
   }
 

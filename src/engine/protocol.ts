@@ -136,6 +136,12 @@ export interface DecodeResult {
   fallback?: string;
 }
 
+/**
+ * What the main thread sends a worker: a task, or (once, before its first task) the spill file of a
+ * worker started before its pool existed (pool.ts startEarlyWorker).
+ */
+export type WorkerMessage = { id: number; task: Task } | { spillPath: string };
+
 export type WorkerReply =
   | { id: number; ok: true; result: MetaResult | IndexResult | DecodeResult | SampleResult | WalkResult | ColumnResult; pureJs?: PureJsDecoder[] }
   | { id: number; ok: false; error: ErrorPayload; pureJs?: PureJsDecoder[] };

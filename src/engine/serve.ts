@@ -4,7 +4,7 @@
 import type { MessagePort } from 'node:worker_threads';
 import { toPayload, type ErrorPayload } from '../errors.js';
 import type { PureJsDecoder } from '../parquet/inflate.js';
-import type { Task, WorkerReply } from './protocol.js';
+import type { Task, WorkerMessage, WorkerReply } from './protocol.js';
 
 type Result = Extract<WorkerReply, { ok: true }>['result'];
 
@@ -31,9 +31,17 @@ function send(port: MessagePort, id: number, result: Result, used: PureJsDecoder
   }
 }
 
-/** `decoders`: the pure-JS fallback decoders used so far, sent with every reply (inflate.ts pureJsDecoders). */
-export function serve(port: MessagePort, run: (task: Task) => Promise<Result>, decoders: () => PureJsDecoder[] = () => []): void {
-  port.on('message', (msg: { id: number; task: Task }) => {
+/**
+ * `decoders`: the pure-JS fallback decoders used so far, sent with every reply (inflate.ts
+ * pureJsDecoders). `onSpillPath`: a worker started early learns its spill file (no reply: messages
+ * arrive in order, so it is set before the first task runs).
+ */
+export function serve(port: MessagePort, run: (task: Task) => Promise<Result>, decoders: () => PureJsDecoder[] = () => [], onSpillPath: (path: string) => void = () => {}): void {
+  port.on('message', (msg: WorkerMessage) => {
+    if (!('task' in msg)) {
+      onSpillPath(msg.spillPath);
+      return;
+    }
     // A synchronous throw in run() is a rejection too (async), and send() never throws.
     Promise.resolve()
       .then(() => run(msg.task))

@@ -70,7 +70,9 @@ async function wasmLibs() {
  * in the file). The levels cost about 0.3 CPU-s per 150 MB file (README, "Engines and hostile files").
  */
 const PAGE_CHECKS = { levels: true };
-const { spillPath, spillIndex } = workerData as { spillPath: string; spillIndex: number };
+const { spillIndex } = workerData as { spillPath: string | null; spillIndex: number };
+/** This worker's spill file: from workerData, or for a worker started early, from its pool's first message. */
+let spillPath = (workerData as { spillPath: string | null }).spillPath ?? '';
 let spill: SpillWriter | null = null;
 const files = new Map<string, ParquetFile>();
 
@@ -210,6 +212,7 @@ async function sample(path: string, columns: string[]): Promise<SampleResult> {
 }
 
 function spillWriter(): SpillWriter {
+  if (spillPath === '') throw new Error('no spill file: a task came before the spill path');
   return (spill ??= new SpillWriter(spillPath));
 }
 
@@ -669,4 +672,6 @@ async function timed(task: Task): ReturnType<typeof run> {
 }
 
 mark('worker: modules loaded');
-serve(parentPort!, timingOn() ? timed : run, pureJsDecoders);
+serve(parentPort!, timingOn() ? timed : run, pureJsDecoders, (path) => {
+  spillPath = path;
+});
