@@ -5,6 +5,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ExitCode, UserError, toPayload, type ErrorPayload } from '../src/errors.js';
 import { Pool, taskError } from '../src/engine/pool.js';
@@ -144,6 +145,47 @@ describe('Pool with a misbehaving worker: every task settles', () => {
       expect(e).not.toBeInstanceOf(UserError);
     } finally {
       await pool.close();
+    }
+  }, 60_000);
+});
+
+describe('the decode worker started early (engine/pool.ts startEarlyWorker, built dist/)', () => {
+  // The built module: its worker script is dist/engine/worker.js, and the early worker is module state.
+  const load = async () => (await import(new URL('../dist/engine/pool.js', import.meta.url).href)) as typeof import('../src/engine/pool.js');
+  const meta: Task = { kind: 'meta', path: fileURLToPath(new URL('../fixtures/forks.parquet', import.meta.url)), engine: 'js', bytes: 1 };
+
+  it('a worker that died before any pool is not adopted: the pool starts its own worker 0', async () => {
+    const { Pool, startEarlyWorker } = await load();
+    const early = startEarlyWorker()!;
+    await early.terminate();
+    const pool = new Pool(1, dir, { adoptEarly: true });
+    try {
+      expect(((await pool.run(meta)) as { numRows: number }).numRows).toBe(14);
+      expect((pool as unknown as { workers: unknown[] }).workers[0]).not.toBe(early);
+    } finally {
+      await pool.close();
+    }
+  }, 60_000);
+
+  it('the first pool that opts in adopts a live one as worker 0, once; a pool that does not opt in never does', async () => {
+    const { Pool, startEarlyWorker } = await load();
+    const early = startEarlyWorker()!;
+    expect(startEarlyWorker()).toBe(early); // one per process
+    const other = new Pool(1, dir);
+    const first = new Pool(2, dir, { adoptEarly: true });
+    const second = new Pool(1, dir, { adoptEarly: true });
+    try {
+      await other.run(meta);
+      expect((other as unknown as { workers: unknown[] }).workers[0]).not.toBe(early);
+      first.warm(2);
+      const r = await Promise.all([first.run(meta), first.run(meta)]);
+      expect(r.map((x) => (x as { numRows: number }).numRows)).toStrictEqual([14, 14]);
+      expect((first as unknown as { workers: unknown[] }).workers[0]).toBe(early);
+      await second.run(meta);
+      expect((second as unknown as { workers: unknown[] }).workers[0]).not.toBe(early);
+      expect(startEarlyWorker()).toBeNull(); // taken: no second early worker
+    } finally {
+      await Promise.all([other.close(), first.close(), second.close()]);
     }
   }, 60_000);
 });

@@ -90,7 +90,9 @@ export interface PoolOptions {
 const WORKER_URL = new URL('./worker.js', import.meta.url);
 
 /** The worker startEarlyWorker started, until a pool adopts it; `dead` once it has died unadopted. */
-let early: { worker: Worker; dead: boolean } | null = null;
+let early: { worker: Worker; dead: boolean; onDeath: () => void } | null = null;
+/** Set once a pool took the early worker: one per process. */
+let earlyTaken = false;
 
 /**
  * Start one decode worker before any pool exists. The CLI calls this as soon as it knows the command
@@ -98,16 +100,21 @@ let early: { worker: Worker; dead: boolean } | null = null;
  * runs beside the main thread's own module loading and option checks instead of after them. The first
  * pool that opts in (`adoptEarly`) takes it as worker 0 and sends it its spill path before its first
  * task. Unreferenced until then: a run that ends before any pool (a usage error) does not wait for it.
+ * Returns the worker waiting for a pool (one started before and still alive, if any), or null once a
+ * pool has taken one.
  */
-export function startEarlyWorker(): void {
-  if (early) return;
+export function startEarlyWorker(): Worker | null {
+  if (early && !early.dead) return early.worker;
+  if (earlyTaken) return null;
   mark('pool: worker 0 starting early');
-  const e = { worker: new Worker(WORKER_URL, { workerData: { spillPath: null, spillIndex: 0 } }), dead: false };
-  e.worker.unref();
+  const worker = new Worker(WORKER_URL, { workerData: { spillPath: null, spillIndex: 0 } });
+  worker.unref();
   // Dead before adoption (it failed to load): the pool starts its own worker 0, which will say why.
-  e.worker.on('error', () => (e.dead = true));
-  e.worker.on('exit', () => (e.dead = true));
+  const e = { worker, dead: false, onDeath: () => (e.dead = true) };
+  worker.on('error', e.onDeath);
+  worker.on('exit', e.onDeath);
   early = e;
+  return worker;
 }
 
 /** The early worker, once, if it is still alive. */
@@ -115,7 +122,9 @@ function takeEarlyWorker(): Worker | null {
   const e = early;
   if (!e || e.dead) return null;
   early = null;
-  e.worker.removeAllListeners();
+  earlyTaken = true;
+  e.worker.off('error', e.onDeath);
+  e.worker.off('exit', e.onDeath);
   e.worker.ref();
   return e.worker;
 }
