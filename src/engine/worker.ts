@@ -70,9 +70,10 @@ async function wasmLibs() {
  * in the file). The levels cost about 0.3 CPU-s per 150 MB file (README, "Engines and hostile files").
  */
 const PAGE_CHECKS = { levels: true };
-const { spillIndex } = workerData as { spillPath: string | null; spillIndex: number };
+const data = workerData as { spillPath: string | null; spillIndex: number };
+const spillIndex = data.spillIndex;
 /** This worker's spill file: from workerData, or for a worker started early, from its pool's first message. */
-let spillPath = (workerData as { spillPath: string | null }).spillPath ?? '';
+let spillPath = data.spillPath ?? '';
 let spill: SpillWriter | null = null;
 const files = new Map<string, ParquetFile>();
 
