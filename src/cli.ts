@@ -9,7 +9,7 @@ import { VERSION } from './version.js';
 import { removeAllTemp } from './io/atomic.js';
 import { watchSupervisor } from './io/supervision.js';
 import { neutralise } from './io/terminal-text.js';
-import { startEarlyWorker } from './engine/pool.js';
+import { startEarlyWorker } from './commands/early-worker.js';
 
 /**
  * Each command's module, loaded only when it is the one run: every run pays for the modules it loads
