@@ -102,3 +102,21 @@ describe('pureJsAdvice', () => {
     expect(pureJsAdvice(d)).not.toContain('\n');
   });
 });
+
+// npm 11 runs a dependency's install script only when package.json's `allowScripts` approves it
+// (it warns today and blocks in the releases announced). zstd-napi builds its addon in that script:
+// unapproved, every zstd page would fall back to fzstd (3x slower, see the warning above).
+describe('install scripts the native decoders need are approved', () => {
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { allowScripts?: Record<string, boolean> };
+  const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { hasInstallScript?: boolean }> };
+  const withScripts = Object.entries(lock.packages)
+    .filter(([, p]) => p.hasInstallScript)
+    .map(([path]) => path.replace(/^.*node_modules\//, ''));
+  it.each(withScripts)('%s is approved in allowScripts', (name) => {
+    const approved = Object.entries(pkg.allowScripts ?? {}).some(([spec, ok]) => ok === true && (spec === name || spec.startsWith(`${name}@`)));
+    expect(approved, `package.json allowScripts lacks ${name}: npm would skip its install script`).toBe(true);
+  });
+  it('zstd-napi is among them', () => {
+    expect(withScripts).toContain('zstd-napi');
+  });
+});
