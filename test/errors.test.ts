@@ -239,6 +239,12 @@ describe('bad input: one line, the file, a documented exit code', () => {
     expectCleanError(await mine(['--parquet', F['null-trajectory.parquet']!]), EXIT.badValue, /null-trajectory\.parquet: row group 0, row 2: trajectory \S+: trajectory is null/);
     expectCleanError(await mine(['--jsonl', F['null-instance.jsonl']!]), EXIT.badValue, /null-instance\.jsonl:6: instance_id is null or empty/);
     expectCleanError(await mine(['--jsonl', F['bad-role.jsonl']!]), EXIT.badValue, /bad-role\.jsonl:2: trajectory \S+-f0: message 4: message role must be a non-empty string/);
+    // A rule made the instance missing: the message says which row, and why (sources/identity.ts).
+    expectCleanError(
+      await mine(['--parquet', F['clean.parquet']!, '--instance-from-id', '^(.+)_run\\d+$']),
+      EXIT.badValue,
+      /clean\.parquet: row group 0, row 0 \(trajectory_id "[^"]+" does not match --instance-from-id \^\(\.\+\)_run\\d\+\$\): instance_id is null or empty \(use --skip-bad-rows/,
+    );
   }, 60_000);
 
   it('--skip-bad-rows counts such rows and carries on', async () => {
