@@ -22,7 +22,7 @@ import { parseArgs } from 'node:util';
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const SELF = fileURLToPath(import.meta.url);
 
-// About 3 s of one core here: xorshift steps, the result checked so the loop cannot be dropped.
+// About 3 s of one core here: xorshift steps, the result posted back so the loop cannot be dropped.
 const COMPUTE_STEPS = 1e9;
 
 function spin(steps) {

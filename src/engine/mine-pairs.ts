@@ -18,7 +18,7 @@ import { checkParquetMagic, type InputFile } from '../io/inputs.js';
 import { FallbackTally, type EngineFallback } from './fallback.js';
 import { Pool } from './pool.js';
 import { type DecodeResult, type Engine, type IndexResult, type MetaResult, type SampleResult, type Task } from './protocol.js';
-import { Indexer, type IndexRecord, type Selected, type SelectedInstance } from '../contract/select.js';
+import { Indexer, type Selected, type SelectedInstance } from '../contract/select.js';
 import { MESSAGES_CANDIDATES, SOURCE_NAMES, SchemaError, detectSchema, mappedColumns, type ColumnMapping, type Detection, type SchemaOverrides } from '../sources/schema.js';
 import { RowIdentity } from '../sources/identity.js';
 import { SpillReader } from './spill.js';
@@ -429,7 +429,6 @@ async function indexPass({ req, opts, engine, pool, progress, fallbacks }: Run, 
   });
   // Synthesised ids and --instance-from-id (sources/identity.ts): here, where rows arrive in read order.
   const identity = new RowIdentity(detection.mapping);
-  const plain = identity.plain;
   for (let k = 0; k < indexTasks.length; k++) {
     const t = indexTasks[k]!;
     const r = await indexResults[k]!;
@@ -437,36 +436,14 @@ async function indexPass({ req, opts, engine, pool, progress, fallbacks }: Run, 
     const path = req.inputs[t.input]!.path;
     if (status && status.length !== r.ids.length) throw new UserError(`${path}: column ${EXIT_STATUS_COLUMN} has ${status.length} values for ${r.ids.length} rows`, ExitCode.corrupt);
     fallbacks.add(path, t.rowGroup, r.fallback);
-    // One record shape and one `where` per task, not per row: this loop runs on the main thread for
-    // every row of the input (67k rows: it and the indexer bound the index pass, not the workers).
-    const { ids, instances, repos, resolved, lines, groups } = r;
-    let row = 0;
-    let note: string | undefined;
-    const where = (): string => {
-      const at = lines ? `${path}:${row}` : `${path}: row group ${t.rowGroup}, row ${row}`;
-      return note ? `${at} (${note})` : at;
-    };
-    for (let i = 0; i < ids.length; i++) {
-      row = lines ? lines[i]! : i;
-      let trajectoryId = ids[i];
-      let instanceId = instances[i];
-      note = undefined;
-      if (!plain) {
-        const who = identity.resolve(trajectoryId, instanceId);
-        trajectoryId = who.trajectoryId;
-        instanceId = who.instanceId;
-        note = who.note;
-      }
-      const rec: IndexRecord<Loc> = {
-        trajectoryId,
-        instanceId,
-        repo: repos[i],
-        resolved: resolved[i],
-        loc: { input: t.input, rowGroup: t.rowGroup, row },
-        extra: status ? status[i] : undefined,
-        group: groups ? groups[i]! : undefined,
-      };
-      indexer.add(rec, where);
+    for (let i = 0; i < r.ids.length; i++) {
+      const row = r.lines ? r.lines[i]! : i;
+      const who = identity.resolve(r.ids[i], r.instances[i]);
+      const rec = { trajectoryId: who.trajectoryId, instanceId: who.instanceId, repo: r.repos[i], resolved: r.resolved[i], loc: { input: t.input, rowGroup: t.rowGroup, row }, ...(status ? { extra: status[i] } : {}) };
+      indexer.add(r.groups ? { ...rec, group: r.groups[i]! } : rec, () => {
+        const at = r.lines ? `${path}:${row}` : `${path}: row group ${t.rowGroup}, row ${row}`;
+        return who.note ? `${at} (${who.note})` : at;
+      });
     }
   }
   progress.done();
