@@ -27,7 +27,11 @@ const ONE_LINE = /^divergence-mine: internal error \(a bug, please report it\): 
 
 interface Case {
   name: string;
-  mode: 'worker-abort' | 'worker-size' | 'main-abort';
+  mode: 'worker-abort' | 'worker-size' | 'main-abort' | 'mkdir-abort';
+  /** mkdir-abort: the folder whose making is the moment of death. */
+  mkdir?: string;
+  /** The spill folder existed at the moment of death (false: the output's folders come first). */
+  spillAtDeath?: boolean;
   /** Arguments after `mine INPUT`, with OUT for the case's output folder. */
   args: string[];
   /** What the output folder holds before the run (a folder --split must not remove). */
@@ -44,6 +48,10 @@ const cases: Case[] = [
   { name: 'a worker aborts: --split into folders the run made', mode: 'worker-abort', args: ['--shape', 'trl', '--split', 'dev=0.5', '--out', 'OUT/made/data', '--stats', 'OUT/made/stats.json'], reason: ABORT },
   { name: 'a worker aborts: --split --shards into an existing folder', mode: 'worker-abort', args: ['--shape', 'trl', '--split', 'dev=0.5', '--shards', '2', '--out', 'OUT/kept'], before: ['kept'], reason: ABORT },
   { name: 'the main thread aborts', mode: 'main-abort', args: ['--out', 'OUT/pairs.jsonl', '--stats', 'OUT/s.json'], reason: ABORT },
+  // Folders are on the manifest before they exist: a death the moment one is made leaves nothing.
+  { name: 'the main thread aborts as its spill folder is made', mode: 'mkdir-abort', mkdir: String.raw`[\/]divergence-mine-\d+-[A-Za-z0-9]{6}$`, args: ['--out', 'OUT/pairs.jsonl'], reason: ABORT },
+  { name: 'the main thread aborts as it makes the --split output folders', mode: 'mkdir-abort', mkdir: String.raw`[\/]made[\/]data$`, args: ['--shape', 'trl', '--split', 'dev=0.5', '--out', 'OUT/made/data'], spillAtDeath: false, reason: ABORT },
+  { name: 'the main thread aborts as it makes the --stats folders', mode: 'mkdir-abort', mkdir: String.raw`[\/]made[\/]stats$`, args: ['--out', 'OUT/pairs.jsonl', '--stats', 'OUT/made/stats/s.json'], spillAtDeath: false, reason: ABORT },
   {
     // What issue-sized input really did: a worker's array past V8's limit (about 7 s and 2.5 GB).
     name: 'a worker hits V8\'s "Fatal JavaScript invalid size error"',
@@ -74,6 +82,7 @@ describe('a V8 fatal error: exit 1, one line, nothing left behind', () => {
         TMPDIR: tmp,
         NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import=${PRELOAD}`.trim(),
         DM_FATAL: c.mode,
+        DM_FATAL_MKDIR: c.mkdir ?? '',
         DM_FATAL_SEEN: seen,
         DM_FATAL_WATCH: [tmp, out, ...(c.before ?? []).map((b) => join(out, b))].join('\n'),
       },
@@ -84,8 +93,11 @@ describe('a V8 fatal error: exit 1, one line, nothing left behind', () => {
     expect(ONE_LINE.exec(r.stderr)![1]).toMatch(c.reason);
     // At the moment of death there was a spill folder and a temporary output (or a split file) to remove.
     const atDeath = JSON.parse(readFileSync(seen, 'utf8')) as Record<string, string[]>;
-    expect(atDeath[tmp]).toHaveLength(1);
-    expect(atDeath[tmp]![0]).toMatch(/^divergence-mine-\d+-[A-Za-z0-9]{6}$/);
+    if (c.spillAtDeath === false) expect(atDeath[tmp]).toStrictEqual([]);
+    else {
+      expect(atDeath[tmp]).toHaveLength(1);
+      expect(atDeath[tmp]![0]).toMatch(/^divergence-mine-\d+-[A-Za-z0-9]{6}$/);
+    }
     const outputsAtDeath = Object.entries(atDeath).filter(([d]) => d !== tmp).flatMap(([, names]) => names);
     expect(outputsAtDeath.some((n) => /\.divergence-mine\.tmp-\d+$|^made$/.test(n))).toBe(true);
     // And now nothing: no output, no temporary file, no spill folder, no folder the run made.

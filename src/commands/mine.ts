@@ -25,7 +25,7 @@ import { SftDeduper } from '../shapes/sft.js';
 import { describeDetection, type Detection } from '../sources/schema.js';
 import { TEXT_ACTION_SCHEMES, signatureSchemeOf } from '../sources/text-actions.js';
 import type { PairRow } from '../types.js';
-import { keepMadeFolders, removeEmptyFolders, trackMadeFolders, writeFileAtomic } from '../io/atomic.js';
+import { commitHeld, holdCommits, keepMadeFolders, releaseHeld, removeAllTemp, removeEmptyFolders, writeFileAtomic } from '../io/atomic.js';
 import { BrokenPipe, JsonlSink } from '../io/jsonl-writer.js';
 import { neutralise, writeStderr } from '../io/terminal-text.js';
 import type { RowSink } from '../io/sink.js';
@@ -164,6 +164,14 @@ async function tokenCounts(tokenizer: string, o: MineCliOptions, plan: TrainPlan
 
 /** `recognise` tells the published run's input (docs/mining-contract.md §7.3); tests inject their own. */
 export async function runMine(positional: string[], given: MineCliOptions, recognise: RecognisePublished = isPublishedInput): Promise<void> {
+  try {
+    await mine(positional, given, recognise);
+  } finally {
+    releaseHeld(); // committed already, or failed: nothing held outlives the run
+  }
+}
+
+async function mine(positional: string[], given: MineCliOptions, recognise: RecognisePublished): Promise<void> {
   mark('mine: command parsed');
   const settings = await mineSettings(positional, given);
   mark('mine: options and inputs checked');
@@ -180,13 +188,15 @@ export async function runMine(positional: string[], given: MineCliOptions, recog
   const tokens = o.tokenizer ? await tokenCounts(o.tokenizer, o, plan) : null;
   const tokenQueue = tokens ? new OrderedQueue<WithTokens<TrlRow> | null>() : null;
 
+  // Every output (pairs, split files, stats, card) is committed at the end, together: a run that
+  // fails or dies before then leaves none of them, not the first few.
+  holdCommits();
   let folderCreated: string | null = null;
   let folder: FolderOutput | null = null;
   let sink: RowSink<unknown> | null = null;
   if (plan.folder) {
     const spec = { ...plan.folder, layout, splits: splitNames, force: o.force };
     folderCreated = prepareFolder(spec).created;
-    if (folderCreated) trackMadeFolders(spec.dir, folderCreated);
     folder = new FolderOutput(spec);
   } else sink = openSink(o.out, layout);
 
@@ -310,7 +320,10 @@ export async function runMine(positional: string[], given: MineCliOptions, recog
       removeEmptyFolders(plan.folder!.dir, folderCreated);
       keepMadeFolders(plan.folder!.dir);
     }
-    if (e instanceof BrokenPipe) return;
+    if (e instanceof BrokenPipe) {
+      removeAllTemp(); // stdout's reader is gone: no file output is committed, the held ones neither
+      return;
+    }
     throw e;
   }
   if (folderCreated) keepMadeFolders(plan.folder!.dir);
@@ -368,6 +381,7 @@ export async function runMine(positional: string[], given: MineCliOptions, recog
     });
     writeFileAtomic(o.card, text);
   }
+  commitHeld();
   if (!o.quiet) {
     if (pairing.tree) writeStderr(formatTreeCounters(summary.counters, summary.tree!));
     else writeStderr(formatCounters(summary.counters, published ? PUBLISHED_COUNTERS : undefined));

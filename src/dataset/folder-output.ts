@@ -9,12 +9,12 @@
 // bytes: the spool is then distributed over the shards in one pass (row order inside a shard is the
 // output order). Parquet shards are written one at a time from per-shard spools, so only one parquet
 // encoder is open at any time.
-import { createReadStream, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { createReadStream, readdirSync, statSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import { ExitCode, UserError } from '../errors.js';
 import { openSink, type OutputFormat, type OutputLayout } from './file-output.js';
-import { removeTemp, trackTemp } from '../io/atomic.js';
+import { makeFolders, removeStale, removeTemp, trackTemp, writtenPath } from '../io/atomic.js';
 import { JsonlSink } from '../io/jsonl-writer.js';
 import type { RowSink } from '../io/sink.js';
 import { parseKeepingNumbers, stringifyKeepingNumbers } from '../contract/json-numbers.js';
@@ -67,7 +67,7 @@ export function ownedFiles(dir: string, splits: readonly string[], ext: string):
  * no file this run would write, unless --force (then those files are replaced and stale shards of
  * an earlier run with another shard count are removed at the end).
  */
-/** `created`: the first folder this made (the output folder or one of its parents), to remove on failure. */
+/** `created`: the first folder this made (the output folder or one of its parents), tracked to be removed on failure. */
 export function prepareFolder(spec: FolderSpec): { created: string | null } {
   let st;
   try {
@@ -78,12 +78,7 @@ export function prepareFolder(spec: FolderSpec): { created: string | null } {
   if (st && !st.isDirectory())
     throw new UserError(`${spec.dir}: with --split or --shards, --out names a folder; this is a file`, ExitCode.output);
   if (!st) {
-    let created: string | undefined;
-    try {
-      created = mkdirSync(spec.dir, { recursive: true });
-    } catch (e) {
-      throw new UserError(`${spec.dir}: cannot create the output folder (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, ExitCode.folder);
-    }
+    const created = makeFolders(spec.dir, (e) => new UserError(`${spec.dir}: cannot create the output folder (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, ExitCode.folder));
     return { created: created ?? null };
   }
   const existing = ownedFiles(spec.dir, spec.splits, spec.format);
@@ -168,7 +163,7 @@ export class FolderOutput {
       await this.closeSink(t.sink);
       if (!t.keys) {
         const path = join(this.spec.dir, t.name!);
-        files.push({ split: t.split, path, name: t.name!, rows: t.rows, bytes: statSync(path).size });
+        files.push({ split: t.split, path, name: t.name!, rows: t.rows, bytes: statSync(writtenPath(path)).size });
         continue;
       }
       const shards = await this.writeShards(t);
@@ -177,7 +172,7 @@ export class FolderOutput {
     }
     // Stale files of an earlier run (e.g. train-00003-of-00004 after a run with 2 shards).
     const written = new Set(files.map((f) => f.name));
-    for (const n of ownedFiles(this.spec.dir, this.spec.splits, this.ext)) if (!written.has(n)) rmSync(join(this.spec.dir, n), { force: true });
+    for (const n of ownedFiles(this.spec.dir, this.spec.splits, this.ext)) if (!written.has(n)) removeStale(join(this.spec.dir, n));
     const order = new Map(this.spec.splits.map((s, i) => [s, i]));
     files.sort((a, b) => order.get(a.split)! - order.get(b.split)! || (a.name < b.name ? -1 : 1));
     return { files, trainShards };
@@ -230,7 +225,7 @@ export class FolderOutput {
     if (this.temps.has(spool)) this.dropTemp(spool);
     return names.map((name, k) => {
       const path = join(this.spec.dir, name);
-      return { split: t.split, path, name, rows: rowsPer[k]!, bytes: statSync(path).size, planBytes: bytesPer[k]! };
+      return { split: t.split, path, name, rows: rowsPer[k]!, bytes: statSync(writtenPath(path)).size, planBytes: bytesPer[k]! };
     });
   }
 

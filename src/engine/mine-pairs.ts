@@ -29,7 +29,7 @@ import { largestWholePageOf } from '../parquet/reader.js';
 import type { PureJsDecoder } from '../parquet/inflate.js';
 import { compareStrings } from '../contract/sample.js';
 import type { PairRow } from '../types.js';
-import { makeSpillDir, removeTemp, trackTemp } from '../io/atomic.js';
+import { makeSpillDir, removeTemp } from '../io/atomic.js';
 import { mark } from '../io/timeline.js';
 import { walkInstance } from '../contract/walk.js';
 import { type ColumnResult } from './protocol.js';
@@ -251,7 +251,6 @@ interface EarlyRun {
 export async function minePairs(req: MineRequest, sink: (pair: MinedPair) => Promise<void>): Promise<MineSummary> {
   mark('mine: start');
   const spillDir = makeSpillDir();
-  trackTemp(spillDir);
   mark('mine: spill folder made');
   const run: Run = {
     req,

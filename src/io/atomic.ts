@@ -4,7 +4,8 @@
 // process dies without running any JS (a V8 fatal error, a native crash, the OOM killer). A run whose
 // supervisor was killed outright too cannot clean up: its temporary outputs and spill folders carry
 // its pid, and the next run on the same folder removes those whose process is gone.
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, renameSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, renameSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { ExitCode, UserError } from '../errors.js';
@@ -13,6 +14,11 @@ import { tellSupervisor } from './supervision.js';
 const pending = new Set<string>();
 /** Folders this run made (leaf -> the topmost one made), removed while empty if the run fails. */
 const madeFolders = new Map<string, string>();
+/**
+ * Commits held back until every output of a run is written (holdCommits .. commitHeld): a run that
+ * fails or dies before the end leaves none of its outputs, not the first few. null: commit at once.
+ */
+let held: { renames: [tmp: string, path: string][]; removals: string[]; keptFolders: string[] } | null = null;
 
 /** Paths to delete if the process is interrupted (temporary outputs, spill folders). */
 export function trackTemp(path: string): void {
@@ -36,14 +42,19 @@ export function trackMadeFolders(leaf: string, top: string): void {
   tellSupervisor({ op: 'folders', path: leaf, top });
 }
 
-/** The run succeeded: the folders it made stay. */
+/** The run succeeded: the folders it made stay (once the held commits are made, if they are held). */
 export function keepMadeFolders(leaf: string): void {
+  if (held) {
+    held.keptFolders.push(leaf);
+    return;
+  }
   madeFolders.delete(leaf);
   tellSupervisor({ op: 'drop', path: leaf });
 }
 
 /** Everything pending: temporary paths, then the folders made for them (signals, errors, the supervisor's lifeline). */
 export function removeAllTemp(): void {
+  releaseHeld();
   for (const p of [...pending]) removeTemp(p);
   for (const [leaf, top] of [...madeFolders]) {
     removeEmptyFolders(leaf, top);
@@ -139,11 +150,31 @@ function checkCreatable(path: string, dir: string): void {
  * written, so a run that fails earlier leaves no folder behind. Returns the first folder made, if any.
  */
 export function makeParentFolders(path: string): string | undefined {
-  try {
-    return mkdirSync(dirname(path), { recursive: true });
-  } catch (e) {
-    throw new UserError(`${path}: cannot create the folder ${dirname(path)} (${errnoText(e)})`, ExitCode.folder);
+  return makeFolders(dirname(path), (e) => new UserError(`${path}: cannot create the folder ${dirname(path)} (${errnoText(e)})`, ExitCode.folder));
+}
+
+/**
+ * Make folder `dir` and its missing parents, tracked (trackMadeFolders) before the first is made, so
+ * that a death at any moment leaves none the supervisor does not know of. Returns the topmost folder
+ * made (undefined: `dir` existed); the caller keeps them (keepMadeFolders) once its output is in.
+ */
+export function makeFolders(dir: string, error: (e: unknown) => Error): string | undefined {
+  let top: string | undefined;
+  // In the form `dir` is given (relative stays relative), as mkdirSync's own answer would be.
+  for (let d = dir; !existsSync(d); d = dirname(d)) {
+    top = d;
+    if (dirname(d) === d) break;
   }
+  if (top === undefined) return undefined;
+  trackMadeFolders(dir, top);
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch (e) {
+    removeEmptyFolders(dir, top);
+    keepMadeFolders(dir);
+    throw error(e);
+  }
+  return top;
 }
 
 /** "ENOENT: no such file or folder" and the like, for one-line messages. */
@@ -197,7 +228,6 @@ export function openTempFor(path: string): { tmp: string; fd: number } {
 /** Write a whole small file (stats, card, report) atomically, making its missing parent folders. */
 export function writeFileAtomic(path: string, data: string | Uint8Array): void {
   const made = makeParentFolders(path);
-  if (made) trackMadeFolders(dirname(path), made);
   const { tmp, fd } = openTempFor(path);
   try {
     writeFileSync(fd, data);
@@ -211,22 +241,74 @@ export function writeFileAtomic(path: string, data: string | Uint8Array): void {
   if (made) keepMadeFolders(dirname(path));
 }
 
+/** What a spill folder's random part is drawn from (as mkdtemp's: six letters or digits). */
+const NAME_CHARS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
 /**
- * A fresh spill folder in the system temp folder, named with our pid; first removes the spill
- * folders of dead runs. A TMPDIR that is missing, not a folder or not writable is exit 3, one line.
+ * A fresh spill folder in the system temp folder, named with our pid and tracked before it exists
+ * (mkdtemp would name it only once made: a run killed between the two would leave it unknown to the
+ * supervisor). First removes the spill folders of dead runs. A TMPDIR that is missing, not a folder
+ * or not writable is exit 3, one line.
  */
 export function makeSpillDir(): string {
   const base = tmpdir();
   sweepDeadTemps(base, SPILL_DIR);
-  try {
-    return mkdtempSync(join(base, `${SPILL_PREFIX}${process.pid}-`));
-  } catch (e) {
-    throw new UserError(`${base}: cannot make the temporary spill folder in the system temp folder (${errnoText(e)}); set TMPDIR to a writable folder`, ExitCode.missingInput);
+  for (let attempt = 0; ; attempt++) {
+    const tag = [...randomBytes(6)].map((b) => NAME_CHARS[b % NAME_CHARS.length]).join('');
+    const dir = join(base, `${SPILL_PREFIX}${process.pid}-${tag}`);
+    trackTemp(dir);
+    try {
+      mkdirSync(dir, { mode: 0o700 });
+      return dir;
+    } catch (e) {
+      // Not made: nothing to remove, and the path may be another's (EEXIST), so only untracked.
+      untrackTemp(dir);
+      if ((e as NodeJS.ErrnoException).code === 'EEXIST' && attempt < 100) continue;
+      throw new UserError(`${base}: cannot make the temporary spill folder in the system temp folder (${errnoText(e)}); set TMPDIR to a writable folder`, ExitCode.missingInput);
+    }
   }
 }
 
-/** Move a finished temporary file into place. */
+/** From now on, commitTemp, removeStale and keepMadeFolders wait for commitHeld. */
+export function holdCommits(): void {
+  held = { renames: [], removals: [], keptFolders: [] };
+}
+
+/**
+ * Move a finished temporary file into place (with the held commits, if they are held: an output;
+ * a destination that is itself one of the run's temporary paths, a spool, is not one and moves now).
+ */
 export function commitTemp(tmp: string, path: string): void {
+  if (held && !pending.has(path)) {
+    held.renames.push([tmp, path]);
+    return;
+  }
   renameSync(tmp, path);
   untrackTemp(tmp);
+}
+
+/** Remove a stale output of an earlier run (with the held commits, if they are held). */
+export function removeStale(path: string): void {
+  if (held) held.removals.push(path);
+  else rmSync(path, { force: true });
+}
+
+/** Where an output's bytes are now: its temporary file while its commit is held, else the path. */
+export function writtenPath(path: string): string {
+  return held?.renames.find(([, p]) => p === path)?.[0] ?? path;
+}
+
+/** Stop holding without committing (a run that failed: what was held is among the pending temporary paths). */
+export function releaseHeld(): void {
+  held = null;
+}
+
+/** Carry out the held commits, one rename after another, then the removals; stop holding. */
+export function commitHeld(): void {
+  const h = held;
+  held = null;
+  if (!h) return;
+  for (const [tmp, path] of h.renames) commitTemp(tmp, path);
+  for (const p of h.removals) removeStale(p);
+  for (const leaf of h.keptFolders) keepMadeFolders(leaf);
 }

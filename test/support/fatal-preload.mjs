@@ -6,11 +6,15 @@
 //   DM_FATAL=worker-size    a decode worker grows an array past V8's limit: the real
 //                           "Fatal JavaScript invalid size error" (SIGTRAP; ~7 s and ~2.5 GB)
 //   DM_FATAL=main-abort     the CLI's main thread aborts as it hands out the first decode task
+//   DM_FATAL=mkdir-abort    the CLI's main thread aborts the moment it has made a folder whose path
+//                           matches DM_FATAL_MKDIR (a regular expression): the narrowest window, made
+//                           and nothing done with it yet (the spill folder, an output's folders)
 //
 // The moment is the first `decode` task: the temporary output, the spill folder and any --split
 // folder exist by then. What existed is written to DM_FATAL_SEEN (JSON), so the test knows there
 // was something to clean up.
-import { readdirSync, writeFileSync } from 'node:fs';
+import fs, { readdirSync, writeFileSync } from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
 import { setFlagsFromString } from 'node:v8';
 import { Worker, isMainThread, parentPort } from 'node:worker_threads';
 
@@ -58,4 +62,21 @@ if (inCli && isMainThread && mode === 'main-abort') {
     if (isDecode(m)) abortNow();
     return post.call(this, m, ...rest);
   };
+}
+
+if (inCli && isMainThread && mode === 'mkdir-abort') {
+  // Both ways a folder is made (mkdir, mkdtemp), so the case holds whichever the CLI uses.
+  const wanted = new RegExp(process.env.DM_FATAL_MKDIR ?? '^$');
+  const { mkdirSync, mkdtempSync } = fs;
+  fs.mkdirSync = function (p, ...rest) {
+    const r = mkdirSync.call(this, p, ...rest);
+    if (typeof p === 'string' && wanted.test(p)) abortNow();
+    return r;
+  };
+  fs.mkdtempSync = function (...args) {
+    const made = mkdtempSync.apply(this, args);
+    if (wanted.test(made)) abortNow();
+    return made;
+  };
+  syncBuiltinESMExports();
 }
