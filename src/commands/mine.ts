@@ -25,7 +25,7 @@ import { SftDeduper } from '../shapes/sft.js';
 import { describeDetection, type Detection } from '../sources/schema.js';
 import { TEXT_ACTION_SCHEMES, signatureSchemeOf } from '../sources/text-actions.js';
 import type { PairRow } from '../types.js';
-import { commitHeld, holdCommits, keepMadeFolders, releaseHeld, removeAllTemp, removeEmptyFolders, writeFileAtomic } from '../io/atomic.js';
+import { commitHeld, holdCommits, keepMadeFolders, releaseHeld, removeEmptyFolders, writeFileAtomic } from '../io/atomic.js';
 import { BrokenPipe, JsonlSink } from '../io/jsonl-writer.js';
 import { neutralise, writeStderr } from '../io/terminal-text.js';
 import type { RowSink } from '../io/sink.js';
@@ -313,6 +313,7 @@ async function mine(positional: string[], given: MineCliOptions, recognise: Reco
     else await sink!.close();
     mark('mine: output committed');
   } catch (e) {
+    releaseHeld(); // nothing of a failed run is committed
     await tokens?.close();
     sink?.abort();
     folder?.abort();
@@ -320,10 +321,8 @@ async function mine(positional: string[], given: MineCliOptions, recognise: Reco
       removeEmptyFolders(plan.folder!.dir, folderCreated);
       keepMadeFolders(plan.folder!.dir);
     }
-    if (e instanceof BrokenPipe) {
-      removeAllTemp(); // stdout's reader is gone: no file output is committed, the held ones neither
-      return;
-    }
+    // stdout's reader is gone (`| head`): not an error, and a run that writes to stdout commits no file.
+    if (e instanceof BrokenPipe) return;
     throw e;
   }
   if (folderCreated) keepMadeFolders(plan.folder!.dir);

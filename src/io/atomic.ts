@@ -44,10 +44,12 @@ export function trackMadeFolders(leaf: string, top: string): void {
 
 /** The run succeeded: the folders it made stay (once the held commits are made, if they are held). */
 export function keepMadeFolders(leaf: string): void {
-  if (held) {
-    held.keptFolders.push(leaf);
-    return;
-  }
+  if (held) held.keptFolders.push(leaf);
+  else untrackMadeFolders(leaf);
+}
+
+/** The folders from `leaf` up are no longer this run's to remove (kept, or removed already). */
+function untrackMadeFolders(leaf: string): void {
   madeFolders.delete(leaf);
   tellSupervisor({ op: 'drop', path: leaf });
 }
@@ -58,7 +60,7 @@ export function removeAllTemp(): void {
   for (const p of [...pending]) removeTemp(p);
   for (const [leaf, top] of [...madeFolders]) {
     removeEmptyFolders(leaf, top);
-    keepMadeFolders(leaf);
+    untrackMadeFolders(leaf);
   }
 }
 
@@ -171,7 +173,7 @@ export function makeFolders(dir: string, error: (e: unknown) => Error): string |
     mkdirSync(dir, { recursive: true });
   } catch (e) {
     removeEmptyFolders(dir, top);
-    keepMadeFolders(dir);
+    untrackMadeFolders(dir);
     throw error(e);
   }
   return top;
@@ -298,9 +300,11 @@ export function writtenPath(path: string): string {
   return held?.renames.find(([, p]) => p === path)?.[0] ?? path;
 }
 
-/** Stop holding without committing (a run that failed: what was held is among the pending temporary paths). */
+/** Stop holding without committing (a run that failed): the held outputs' temporary files are removed. */
 export function releaseHeld(): void {
+  const h = held;
   held = null;
+  for (const [tmp] of h?.renames ?? []) removeTemp(tmp);
 }
 
 /** Carry out the held commits, one rename after another, then the removals; stop holding. */
