@@ -47,6 +47,8 @@ describe('DIVERGENCE_MINE_TIMELINE', () => {
       'mine: walk and write done',
       'mine: workers closed',
       'mine: spill files closed',
+      // Removed beside the copy of the rows (early-walk.ts), awaited here.
+      "mine: workers' spill files removed",
       'mine: spill folder removed',
       'mine: output committed',
     ]);

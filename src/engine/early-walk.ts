@@ -73,12 +73,15 @@ export class EarlyWalk {
   /**
    * After pass 2: walk what is left, then hand every instance's rows over in instance order, in
    * batches of up to COPY_BATCH bytes read into one buffer: `write` must be done with its bytes when
-   * its promise resolves (the next batch reuses them).
+   * its promise resolves (the next batch reuses them). `walked` is called once every instance is
+   * walked, before the copy.
    */
-  async finish(write: (bytes: Uint8Array) => Promise<void>): Promise<void> {
+  async finish(write: (bytes: Uint8Array) => Promise<void>, walked?: () => void): Promise<void> {
     this.dispatch(true);
     await Promise.all(this.tasks);
     mark('mine: every instance walked');
+    // Only the rows file is read from here on: the caller may let go of the rest now.
+    walked?.();
     try {
       let batch = Buffer.allocUnsafe(0);
       let used = 0;
