@@ -318,6 +318,10 @@ describe('strings with lone surrogates read back unchanged (contract 9.9)', () =
     ['tool-call arguments (signature and tool_calls)', { role: 'assistant', content: 'c\ud800', tool_calls: [{ id: 'i', type: 'function', function: { name: 'f\udc00', arguments: { command: 'echo \ud800' } } }] }],
     ['text-only assistant reply (signature)', { role: 'assistant', content: 'done \udbff', tool_calls: null }],
     ['a well-formed pair next to a lone surrogate', { role: 'user', content: '\ud83d\udd27 \ud83d' }],
+    // A string is scanned for a lone surrogate only when its UTF-8 holds U+FFFD (spill.ts writeText).
+    ['a lone surrogate and nothing else (3 bytes of UTF-8)', { role: 'tool', content: '\udc00', name: '\ud800', tool_call_id: '\udbff' }],
+    ['U+FFFD itself, then a lone surrogate', { role: 'user', content: 'bad byte \ufffd then \ud800' }],
+    ['U+FFFD alone: well-formed, kept as UTF-8', { role: 'user', content: '\ufffd' }],
   ];
   it.each(cases)('%s', (_name, raw) => {
     const path = spillPath();

@@ -92,16 +92,28 @@ export class SpillWriter {
     const fields = [f0, f1, f2];
     for (let k = 0; k < 3; k++) {
       const f = fields[k];
+      let n = 0;
       if (f === null || f === undefined) flags |= 1 << k;
-      else if (!isWellFormed(f)) flags |= 8 << k;
-      const n = f ? b.write(f, p, flags & (8 << k) ? 'utf16le' : 'utf8') : 0;
+      else if (f) {
+        n = writeText(b, f, p);
+        if (n < 0) {
+          flags |= 8 << k;
+          n = -n;
+        }
+      }
       b.writeUInt32LE(n, start + 2 + 4 * k);
       p += n;
     }
-    if (!isWellFormed(signature)) flags |= SIGNATURE_UTF16;
+    let n = 0;
+    if (signature) {
+      n = writeText(b, signature, p + 4);
+      if (n < 0) {
+        flags |= SIGNATURE_UTF16;
+        n = -n;
+      }
+    }
     if (sourceNumbers && code === ROLE_CODES.assistant && f1) flags |= SOURCE_NUMBERS;
     b[start + 1] = flags;
-    const n = signature ? b.write(signature, p + 4, flags & SIGNATURE_UTF16 ? 'utf16le' : 'utf8') : 0;
     b.writeUInt32LE(n, p);
     p += 4 + n;
     this.pos += p - start;
@@ -196,6 +208,21 @@ function recordByValue(b: Buffer, p: number): Buffer {
 /** Bytes of the emitted part of the record at `p` (header and fields 0-2), from its header alone. */
 export function emittedLength(b: Buffer, p: number): number {
   return HEADER + b.readUInt32LE(p + 2) + b.readUInt32LE(p + 6) + b.readUInt32LE(p + 10);
+}
+
+/** U+FFFD in UTF-8: what Buffer.write puts for a lone surrogate (and for U+FFFD itself). */
+const REPLACEMENT = Buffer.from('\ufffd', 'utf8');
+
+/**
+ * `s` written at `p` in `b` (room for 3 bytes per UTF-16 unit): its UTF-8 byte count, or, for a
+ * string holding a lone surrogate, minus its UTF-16LE byte count. UTF-8 would turn the surrogate
+ * into U+FFFD, so only a string whose UTF-8 holds U+FFFD is scanned for one: the scan of every
+ * string cost more than the search of its bytes.
+ */
+function writeText(b: Buffer, s: string, p: number): number {
+  const n = b.write(s, p, 'utf8');
+  if (n < 3 || b.subarray(p, p + n).indexOf(REPLACEMENT) === -1 || isWellFormed(s)) return n;
+  return -b.write(s, p, 'utf16le');
 }
 
 /** The record's fields 0-2 of an emitted message (the inverse of decodeRecord's choice by role). */

@@ -7,6 +7,7 @@ import { Unsupported, isEncoding, type ChunkMeta, type LeafColumn } from './meta
 import { ENC, FIXED_WIDTH, MAX_PAGE, MAX_RUN_PADDING, MAX_STRING_BYTES, checkDeclared, checkStringLength, hybridBound, levelsBound, valuesBound } from './bounds.js';
 import { checkDeclaredSize, decodesWhole, inflater, mayHoldWhole, streamsBody, type Body, type Inflater, type StreamedBody } from './inflate.js';
 import { ParquetFormatError, ThriftEndError, ThriftReader, count, num, optNum, struct, type ThriftStruct } from './thrift.js';
+import { RowStarts } from './row-starts.js';
 
 const PAGE = { DATA: 0, DICTIONARY: 2, DATA_V2: 3 } as const;
 /**
@@ -654,9 +655,19 @@ function dataPageHeader(h: ThriftStruct, type: number, leaf: LeafColumn, valuesL
  * Stream `leaf`'s column chunk in one row group and yield the triples of each of `rows` (ascending
  * row numbers within the group), or of every row when `rows` is null. A generator, so that the
  * leaves of a column advance together row by row and only one row's values are held at a time.
- * Run it to its end: the row count is checked there.
+ * Run it to its end: the row count is checked there. `starts` (row-starts.ts, with `rows` only): where
+ * this leaf's rows start, so that a page holding none of `rows` is skipped before it is read; every
+ * page read is checked against them.
  */
-export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: LeafColumn, numRows: number, rows: readonly number[] | null): Generator<RowTriples, void, void> {
+export function* leafRows(
+  fd: number,
+  codec: number,
+  chunk: ChunkMeta,
+  leaf: LeafColumn,
+  numRows: number,
+  rows: readonly number[] | null,
+  starts: RowStarts | null = null,
+): Generator<RowTriples, void, void> {
   let cur: RowTriples | null = null;
   const file = new ChunkFile(fd, chunk);
   const repWidth = bitWidth(leaf.maxRep);
@@ -687,6 +698,24 @@ export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: Lea
     dataPages++;
     const page = dataPageHeader(h, type, leaf, chunk.numValues - seen, compressed, uncompressed);
     const { numValues, encoding } = page;
+    if (rows !== null && starts !== null && numValues > 0) {
+      // The rows of the page's first and last entries, from the starts: none of them wanted (the row
+      // it continues included), the body is neither read nor decompressed.
+      const first = starts.rowOf(seen);
+      const lastRow = starts.rowOf(seen + numValues - 1);
+      if (!((cur !== null && first === row) || (next < rows.length && rows[next]! <= lastRow))) {
+        file.skipBody(compressed);
+        if (cur) {
+          yield cur; // complete: this page starts a new row
+          cur = null;
+        }
+        row = lastRow;
+        keep = false;
+        seen += numValues;
+        if (next >= rows.length) break;
+        continue;
+      }
+    }
     let reps: Uint8Array | null = null;
     let defs: Uint8Array | null = null;
     let w: Window;
@@ -730,6 +759,7 @@ export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: Lea
       checkLevels(reps, leaf.maxRep, 'repetition');
       // The chunk's first entry starts a row: a continuation there belongs to no row.
       if (numValues > 0 && reps[0] !== 0 && row < 0) throw new ParquetFormatError('the column chunk starts inside a row');
+      starts?.check(reps, seen, numValues);
     }
     if (defs) checkLevels(defs, leaf.maxDef, 'definition');
     seen += numValues;
@@ -904,6 +934,58 @@ export function* leafRows(fd: number, codec: number, chunk: ChunkMeta, leaf: Lea
   if (rows === null ? row + 1 !== numRows : next !== rows.length) {
     throw new ParquetFormatError(`column ${leaf.path.join('.')} has ${row + 1} rows, the row group ${numRows}`);
   }
+}
+
+/**
+ * Where each row starts in `leaf`'s column chunk (row-starts.ts), from the repetition levels of
+ * every data page, checked as leafRows checks them; values and dictionaries are skipped, a v1
+ * page is decompressed only as far as its levels. For a leaf inside a list: the guide whose starts
+ * the other leaves of the list use.
+ */
+export function rowStartsOf(fd: number, chunk: ChunkMeta, leaf: LeafColumn, numRows: number): RowStarts {
+  if (leaf.maxRep === 0) return RowStarts.identity(numRows);
+  const file = new ChunkFile(fd, chunk);
+  const repWidth = bitWidth(leaf.maxRep);
+  let starts = new Float64Array(Math.min(numRows, 1 << 16) + 1);
+  let rows = 0;
+  let seen = 0;
+  while (!file.done && seen < chunk.numValues) {
+    const h = file.header();
+    const type = num(h, 1, 'page type');
+    const compressed = count(h, 3, 'compressed page size', MAX_PAGE);
+    const uncompressed = count(h, 2, 'uncompressed page size', MAX_PAGE);
+    if (type !== PAGE.DATA && type !== PAGE.DATA_V2) {
+      file.skipBody(compressed); // dictionary, index and unknown pages hold no levels
+      continue;
+    }
+    const page = dataPageHeader(h, type, leaf, chunk.numValues - seen, compressed, uncompressed);
+    const { numValues } = page;
+    const reps = new Uint8Array(numValues);
+    if (!page.v2) {
+      const w = new Window(inflater(chunk.codec, file.pageBody(compressed, chunk.codec, uncompressed), uncompressed), uncompressed, file.window());
+      w.runs(repWidth, reps, 'repetition levels');
+      w.close();
+    } else {
+      if (page.repLen > compressed) throw new ParquetFormatError('levels longer than the page');
+      decodeHybrid(file.body(compressed).subarray(0, page.repLen), repWidth, numValues, reps, true);
+    }
+    checkLevels(reps, leaf.maxRep, 'repetition');
+    if (numValues > 0 && reps[0] !== 0 && seen === 0) throw new ParquetFormatError('the column chunk starts inside a row');
+    for (let i = 0; i < numValues; i++) {
+      if (reps[i] !== 0) continue;
+      if (rows >= numRows) throw new ParquetFormatError(`column ${leaf.path.join('.')} has more rows than the row group's ${numRows}`);
+      if (rows + 1 >= starts.length) {
+        const grown = new Float64Array(Math.min(numRows, 2 * starts.length) + 1);
+        grown.set(starts);
+        starts = grown;
+      }
+      starts[rows++] = seen + i;
+    }
+    seen += numValues;
+  }
+  if (seen !== chunk.numValues) throw new ParquetFormatError(`pages hold ${seen} values, the column chunk ${chunk.numValues}`);
+  if (rows !== numRows) throw new ParquetFormatError(`column ${leaf.path.join('.')} has ${rows} rows, the row group ${numRows}`);
+  return RowStarts.of(starts, rows, seen);
 }
 
 /**

@@ -7,8 +7,9 @@ import { closeSync, openSync } from 'node:fs';
 import { ExitCode, UserError } from '../errors.js';
 import { assembleRow, listLevels } from './assemble.js';
 import { ValueTooLong } from './bounds.js';
-import { checkPages, largestWholePage, leafRows, type PageChecks } from './column.js';
-import { Unsupported, readFooter, type FileMeta, type LogicalNode } from './meta.js';
+import { checkPages, largestWholePage, leafRows, rowStartsOf, type PageChecks } from './column.js';
+import { Unsupported, readFooter, type ChunkMeta, type FileMeta, type LeafColumn, type LogicalNode } from './meta.js';
+import { RowStarts, repetitionOwner } from './row-starts.js';
 import type { MetaResult } from './file-summary.js';
 import { ParquetFormatError } from './thrift.js';
 
@@ -56,7 +57,9 @@ export function* readRows(path: string, rowGroup: number, columns: readonly stri
   const fd = openSync(path, 'r');
   let where = '';
   try {
-    const streams = cols.map((c) => c.leaves.map((l, j) => leafRows(fd, c.chunks[j]!.codec, c.chunks[j]!, l, rg.numRows, rows)));
+    const starts = rows === null ? null : guidedStarts(fd, cols.flatMap((c) => c.leaves.map((leaf, j) => ({ leaf, chunk: c.chunks[j]! }))), rg.numRows);
+    let k0 = 0;
+    const streams = cols.map((c) => c.leaves.map((l, j) => leafRows(fd, c.chunks[j]!.codec, c.chunks[j]!, l, rg.numRows, rows, starts?.[k0++] ?? null)));
     const n = rows === null ? rg.numRows : rows.length;
     for (let k = 0; k < n; k++) {
       const values = new Array<unknown>(cols.length);
@@ -81,6 +84,46 @@ export function* readRows(path: string, rowGroup: number, columns: readonly stri
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * A leaf whose chunk is at least this many times its guide's is read with the guide's row starts
+ * (row-starts.ts): reading the guide's levels then costs at most a small share of reading the leaf,
+ * whose pages holding no wanted row are then skipped undecompressed.
+ */
+export const GUIDE_RATIO = 16;
+
+/**
+ * The row starts each leaf is read with (null: none): a leaf outside any list has one entry per row;
+ * the leaves under one list take the starts of its leaf of smallest chunk, the guide, read once,
+ * when their chunk is GUIDE_RATIO times the guide's or more. A guide whose levels cannot be read
+ * guides nothing: its own reading says what is wrong, if it reaches the fault.
+ */
+function guidedStarts(fd: number, leaves: readonly { leaf: LeafColumn; chunk: ChunkMeta }[], numRows: number): (RowStarts | null)[] {
+  const guides = new Map<LogicalNode, { leaf: LeafColumn; chunk: ChunkMeta; starts?: RowStarts | null }>();
+  for (const l of leaves) {
+    const owner = repetitionOwner(l.leaf);
+    if (owner === null) continue;
+    const g = guides.get(owner);
+    if (!g || l.chunk.length < g.chunk.length) guides.set(owner, { ...l });
+  }
+  return leaves.map(({ leaf, chunk }) => {
+    const owner = repetitionOwner(leaf);
+    if (owner === null) return RowStarts.identity(numRows);
+    const g = guides.get(owner)!;
+    if (g.leaf === leaf || chunk.length < GUIDE_RATIO * g.chunk.length) return null;
+    if (g.starts === undefined) {
+      try {
+        g.starts = rowStartsOf(fd, g.chunk, g.leaf, numRows);
+      } catch (e) {
+        if (!(e instanceof ParquetFormatError || e instanceof Unsupported)) throw e;
+        g.starts = null;
+      }
+    }
+    // Leaves under one list hold one entry per row start of the guide: a chunk of another count is
+    // read on its own levels (and refused there as the reader refuses it).
+    return g.starts !== null && g.starts.entries === chunk.numValues ? g.starts : null;
+  });
 }
 
 /** All of `readRows` at once, by column (tests and small reads). */
