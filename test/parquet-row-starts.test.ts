@@ -146,7 +146,7 @@ describe('a page holding no wanted row is never decompressed', () => {
     const { pages, meta } = pagesOf(path, CONTENT);
     const roleLeaf = meta.leaves.find((l) => l?.path.join('.') === ROLE)!;
     const roleChunk = meta.rowGroups[0]!.chunks[meta.leaves.indexOf(roleLeaf)]!;
-    const starts = withFd(path, (fd) => rowStartsOf(fd, roleChunk, roleLeaf, ROWS));
+    const starts = withFd(path, (fd) => rowStartsOf(fd, roleChunk, roleLeaf, ROWS, ROWS - 1));
     // A page in the middle whose rows are all its own (it neither starts nor ends inside a row that
     // another page shares): the rows before and after it can be read without it.
     const page = pages.find((p, i) => i > pages.length / 3 && starts.rowOf(p.first) !== starts.rowOf(pages[i - 1]!.first + pages[i - 1]!.count - 1))!;
@@ -268,16 +268,16 @@ describe('a leaf whose levels disagree with the guide', () => {
     const roleLeaf = meta.leaves.find((l) => l?.path.join('.') === ROLE)!;
     const roleChunk = meta.rowGroups[0]!.chunks[meta.leaves.indexOf(roleLeaf)]!;
     expect(repetitionOwner(leaf)).toBe(repetitionOwner(roleLeaf));
-    const truth = withFd(path, (fd) => rowStartsOf(fd, roleChunk, roleLeaf, ROWS));
+    const truth = withFd(path, (fd) => rowStartsOf(fd, roleChunk, roleLeaf, ROWS, ROWS - 1));
     const read = (starts: RowStarts, rows: number[]) =>
       withFd(path, (fd) => [...leafRows(fd, chunk.codec, chunk, leaf, ROWS, rows, starts)].map((t) => t.vals));
     // The true starts read what the leaf's own levels read.
     expect(read(truth, [23, 24])).toEqual(withFd(path, (fd) => [...leafRows(fd, chunk.codec, chunk, leaf, ROWS, [23, 24])].map((t) => t.vals)));
     // Row 24 (8 messages) said to start one entry later than it does (row 23 one entry longer).
-    const s = Float64Array.from({ length: ROWS + 1 }, (_, r) => (r === ROWS ? 0 : entryOf(truth, r)));
+    const s = Float64Array.from({ length: ROWS + 1 }, (_, r) => (r === ROWS ? truth.located! : entryOf(truth, r)));
     expect(s[25]! - s[24]!).toBe(8);
     s[24] = s[24]! + 1;
-    const lying = RowStarts.of(s, ROWS, truth.entries!);
+    const lying = RowStarts.of(s, ROWS);
     expect(() => read(lying, [24])).toThrow(ParquetFormatError);
     expect(() => read(lying, [24])).toThrow(/starts a row where the other leaves of its list say it continues one/);
   });
@@ -290,9 +290,31 @@ function entryOf(starts: RowStarts, r: number): number {
   return e;
 }
 
+describe('rowStartsOf locates rows up to the one asked for, and no further', () => {
+  it.each([0, 1, 23, ROWS - 2, ROWS - 1])('through row %i', (through) => {
+    const path = write('SNAPPY', 0);
+    const { meta } = pagesOf(path, CONTENT);
+    const roleLeaf = meta.leaves.find((l) => l?.path.join('.') === ROLE)!;
+    const roleChunk = meta.rowGroups[0]!.chunks[meta.leaves.indexOf(roleLeaf)]!;
+    const all = withFd(path, (fd) => rowStartsOf(fd, roleChunk, roleLeaf, ROWS, ROWS - 1));
+    const some = withFd(path, (fd) => rowStartsOf(fd, roleChunk, roleLeaf, ROWS, through));
+    expect(some.known).toBe(through + 1);
+    // Every located entry is in the row the whole chunk's starts say; past them, row `known`.
+    for (let e = 0; e < all.located!; e++) expect(some.rowOf(e)).toBe(Math.min(all.rowOf(e), through + 1));
+    expect(some.located).toBe(through === ROWS - 1 ? all.located : entryOf(all, through + 1));
+  });
+  it('a row past the row group is refused before anything is read', () => {
+    const path = write('SNAPPY', 0);
+    const { meta } = pagesOf(path, CONTENT);
+    const roleLeaf = meta.leaves.find((l) => l?.path.join('.') === ROLE)!;
+    const roleChunk = meta.rowGroups[0]!.chunks[meta.leaves.indexOf(roleLeaf)]!;
+    expect(() => withFd(path, (fd) => rowStartsOf(fd, roleChunk, roleLeaf, ROWS, ROWS))).toThrow(RangeError);
+  });
+});
+
 describe('RowStarts', () => {
   // Rows of 1, 3, 1 and 2 entries.
-  const starts = RowStarts.of(Float64Array.from([0, 1, 4, 5, 0]), 4, 7);
+  const starts = RowStarts.of(Float64Array.from([0, 1, 4, 5, 7]), 4);
   it.each([
     [0, 0],
     [1, 1],
@@ -304,7 +326,7 @@ describe('RowStarts', () => {
   it('outside any list, entry e is row e', () => {
     const id = RowStarts.identity(10);
     expect([0, 5, 9].map((e) => id.rowOf(e))).toEqual([0, 5, 9]);
-    expect(id.entries).toBeNull();
+    expect(id.located).toBeNull();
   });
   it.each([
     ['a page of whole rows', [0, 1, 1, 0], 1, 4, null],
@@ -312,6 +334,8 @@ describe('RowStarts', () => {
     ['the last entries', [0, 1], 5, 2, null],
     ['a start the guide does not have', [0, 0, 1, 0], 1, 4, /entry 2 starts a row/],
     ['a continuation where the guide starts a row', [1, 1, 1], 3, 3, /entry 4 continues a row/],
+    ['past the located entries: only the first is checked (a row starts there)', [0, 1, 0, 0], 7, 4, null],
+    ['the first entry past them continues a row', [1, 1, 1], 6, 3, /entry 7 continues a row/],
   ] as const)('check: %s', (_, reps, first, n, error) => {
     const run = () => starts.check(Uint8Array.from(reps), first, n);
     if (error === null) expect(run).not.toThrow();

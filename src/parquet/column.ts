@@ -937,19 +937,23 @@ export function* leafRows(
 }
 
 /**
- * Where each row starts in `leaf`'s column chunk (row-starts.ts), from the repetition levels of
- * every data page, checked as leafRows checks them; values and dictionaries are skipped, a v1
- * page is decompressed only as far as its levels. For a leaf inside a list: the guide whose starts
- * the other leaves of the list use.
+ * Where rows 0..`through` start in `leaf`'s column chunk, and where the row after them starts (or the
+ * chunk's entry count when `through` is its last row): row-starts.ts. Read from the repetition levels
+ * of the data pages up to there, checked as leafRows checks them; values and dictionaries are
+ * skipped, a v1 page is decompressed only as far as its levels. For a leaf inside a list: the guide
+ * whose starts the other leaves of the list use. Only rows up to a wanted one are located, so the
+ * array is bounded by the rows a caller asks for, never by what a footer claims.
  */
-export function rowStartsOf(fd: number, chunk: ChunkMeta, leaf: LeafColumn, numRows: number): RowStarts {
+export function rowStartsOf(fd: number, chunk: ChunkMeta, leaf: LeafColumn, numRows: number, through: number): RowStarts {
   if (leaf.maxRep === 0) return RowStarts.identity(numRows);
+  if (!(through >= 0 && through < numRows)) throw new RangeError(`row ${through} of ${numRows}`);
   const file = new ChunkFile(fd, chunk);
   const repWidth = bitWidth(leaf.maxRep);
-  let starts = new Float64Array(Math.min(numRows, 1 << 16) + 1);
+  // Starts of rows 0..through+1 (the last one: where the row after them starts).
+  const starts = new Float64Array(through + 2);
   let rows = 0;
   let seen = 0;
-  while (!file.done && seen < chunk.numValues) {
+  scan: while (!file.done && seen < chunk.numValues) {
     const h = file.header();
     const type = num(h, 1, 'page type');
     const compressed = count(h, 3, 'compressed page size', MAX_PAGE);
@@ -974,18 +978,17 @@ export function rowStartsOf(fd: number, chunk: ChunkMeta, leaf: LeafColumn, numR
     for (let i = 0; i < numValues; i++) {
       if (reps[i] !== 0) continue;
       if (rows >= numRows) throw new ParquetFormatError(`column ${leaf.path.join('.')} has more rows than the row group's ${numRows}`);
-      if (rows + 1 >= starts.length) {
-        const grown = new Float64Array(Math.min(numRows, 2 * starts.length) + 1);
-        grown.set(starts);
-        starts = grown;
-      }
       starts[rows++] = seen + i;
+      if (rows === through + 2) break scan;
     }
     seen += numValues;
   }
+  if (rows === through + 2) return RowStarts.of(starts, through + 1);
+  // The chunk ended first: it must hold exactly the row group's rows, and its row `through` ends with it.
   if (seen !== chunk.numValues) throw new ParquetFormatError(`pages hold ${seen} values, the column chunk ${chunk.numValues}`);
   if (rows !== numRows) throw new ParquetFormatError(`column ${leaf.path.join('.')} has ${rows} rows, the row group ${numRows}`);
-  return RowStarts.of(starts, rows, seen);
+  starts[through + 1] = seen;
+  return RowStarts.of(starts, through + 1);
 }
 
 /**

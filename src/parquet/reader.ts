@@ -57,7 +57,10 @@ export function* readRows(path: string, rowGroup: number, columns: readonly stri
   const fd = openSync(path, 'r');
   let where = '';
   try {
-    const starts = rows === null ? null : guidedStarts(fd, cols.flatMap((c) => c.leaves.map((leaf, j) => ({ leaf, chunk: c.chunks[j]! }))), rg.numRows);
+    const last = rows?.[rows.length - 1];
+    // Rows are located up to the last wanted one (and no further: a footer's row count is a claim).
+    const starts =
+      last === undefined || !(last >= 0 && last < rg.numRows) ? null : guidedStarts(fd, cols.flatMap((c) => c.leaves.map((leaf, j) => ({ leaf, chunk: c.chunks[j]! }))), rg.numRows, last);
     let k0 = 0;
     const streams = cols.map((c) => c.leaves.map((l, j) => leafRows(fd, c.chunks[j]!.codec, c.chunks[j]!, l, rg.numRows, rows, starts?.[k0++] ?? null)));
     const n = rows === null ? rg.numRows : rows.length;
@@ -95,11 +98,11 @@ export const GUIDE_RATIO = 16;
 
 /**
  * The row starts each leaf is read with (null: none): a leaf outside any list has one entry per row;
- * the leaves under one list take the starts of its leaf of smallest chunk, the guide, read once,
- * when their chunk is GUIDE_RATIO times the guide's or more. A guide whose levels cannot be read
+ * the leaves under one list take the starts of its leaf of smallest chunk, the guide, read once up to
+ * row `last`, when their chunk is GUIDE_RATIO times the guide's or more. A guide whose levels cannot be read
  * guides nothing: its own reading says what is wrong, if it reaches the fault.
  */
-function guidedStarts(fd: number, leaves: readonly { leaf: LeafColumn; chunk: ChunkMeta }[], numRows: number): (RowStarts | null)[] {
+function guidedStarts(fd: number, leaves: readonly { leaf: LeafColumn; chunk: ChunkMeta }[], numRows: number, last: number): (RowStarts | null)[] {
   const guides = new Map<LogicalNode, { leaf: LeafColumn; chunk: ChunkMeta; starts?: RowStarts | null }>();
   for (const l of leaves) {
     const owner = repetitionOwner(l.leaf);
@@ -114,15 +117,15 @@ function guidedStarts(fd: number, leaves: readonly { leaf: LeafColumn; chunk: Ch
     if (g.leaf === leaf || chunk.length < GUIDE_RATIO * g.chunk.length) return null;
     if (g.starts === undefined) {
       try {
-        g.starts = rowStartsOf(fd, g.chunk, g.leaf, numRows);
+        g.starts = rowStartsOf(fd, g.chunk, g.leaf, numRows, last);
       } catch (e) {
         if (!(e instanceof ParquetFormatError || e instanceof Unsupported)) throw e;
         g.starts = null;
       }
     }
-    // Leaves under one list hold one entry per row start of the guide: a chunk of another count is
-    // read on its own levels (and refused there as the reader refuses it).
-    return g.starts !== null && g.starts.entries === chunk.numValues ? g.starts : null;
+    // Leaves under one list hold the guide's entries: a chunk of fewer is read on its own levels
+    // (and refused there as the reader refuses it).
+    return g.starts !== null && g.starts.located! <= chunk.numValues ? g.starts : null;
   });
 }
 

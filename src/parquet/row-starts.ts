@@ -10,9 +10,13 @@ import { ParquetFormatError } from './thrift.js';
 
 export class RowStarts {
   private constructor(
-    /** Entry index of each row's first entry, then the chunk's entry count; null: one entry per row. */
+    /**
+     * Entry index of the first entry of rows 0..known-1, then where row `known` starts (the chunk's
+     * entry count when there is none): the located part of the chunk. null: one entry per row.
+     */
     private readonly starts: Float64Array | null,
-    readonly rows: number,
+    /** Rows located. */
+    readonly known: number,
   ) {}
 
   /** A leaf outside any list: entry e is row e. */
@@ -20,26 +24,27 @@ export class RowStarts {
     return new RowStarts(null, rows);
   }
 
-  /** From the entry index of each row's first entry (strictly ascending, the first 0) and the entry count. */
-  static of(starts: Float64Array, rows: number, entries: number): RowStarts {
-    if (starts.length < rows + 1) throw new RangeError('row starts: too few');
-    const s = starts.subarray(0, rows + 1);
-    s[rows] = entries;
-    return new RowStarts(s, rows);
+  /**
+   * From where rows 0..known-1 start (strictly ascending, the first 0) and, in `starts[known]`,
+   * where the row after them starts.
+   */
+  static of(starts: Float64Array, known: number): RowStarts {
+    if (starts.length < known + 1) throw new RangeError('row starts: too few');
+    return new RowStarts(starts.subarray(0, known + 1), known);
   }
 
-  /** Entries of the chunk (null for a leaf outside any list: unknown here, one per row). */
-  get entries(): number | null {
-    return this.starts === null ? null : this.starts[this.rows]!;
+  /** Entries located (rows 0..known-1 end there); null for a leaf outside any list. */
+  get located(): number | null {
+    return this.starts === null ? null : this.starts[this.known]!;
   }
 
-  /** The row holding entry `e` (0 <= e < entries). */
+  /** The row holding entry `e`; past the located entries, `known` (that row or a later one). */
   rowOf(e: number): number {
     const s = this.starts;
     if (s === null) return e;
-    // The last row whose start is at or before e.
+    // The last row whose start is at or before e (row `known` for every entry past the located ones).
     let lo = 0;
-    let hi = this.rows - 1;
+    let hi = this.known;
     while (lo < hi) {
       const mid = (lo + hi + 1) >> 1;
       if (s[mid]! <= e) lo = mid;
@@ -50,19 +55,22 @@ export class RowStarts {
 
   /**
    * The row starts of a decoded page (entries [first, first + count), `reps` its repetition levels)
-   * must be exactly these: the pages skipped on their word hold no entry of a wanted row only if
-   * every leaf under the same lists agrees with the guide.
+   * must be exactly these, as far as they are located: the pages skipped on their word hold no
+   * entry of a wanted row only if every leaf under the same lists agrees with the guide.
    */
   check(reps: Uint8Array | null, first: number, count: number): void {
     const s = this.starts;
     if (s === null || reps === null) return;
     let r = this.rowOf(first);
     if (s[r]! < first) r++;
-    for (let i = 0; i < count; i++) {
-      const starts = s[r] === first + i;
-      if ((reps[i] === 0) !== starts) throw new ParquetFormatError(`entry ${first + i} ${starts ? 'continues' : 'starts'} a row where the other leaves of its list say it ${starts ? 'starts' : 'continues'} one`);
+    const end = Math.min(first + count, s[this.known]!);
+    for (let e = first; e < end; e++) {
+      const starts = s[r] === e;
+      if ((reps[e - first] === 0) !== starts) throw new ParquetFormatError(`entry ${e} ${starts ? 'continues' : 'starts'} a row where the other leaves of its list say it ${starts ? 'starts' : 'continues'} one`);
       if (starts) r++;
     }
+    // Where the located rows end, the next row starts.
+    if (first + count > end && end >= first && reps[end - first] !== 0) throw new ParquetFormatError(`entry ${end} continues a row where the other leaves of its list say it starts one`);
   }
 }
 
