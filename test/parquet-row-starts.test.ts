@@ -12,12 +12,11 @@ import { Field, List, Struct, Table, Utf8, tableToIPC, vectorFromArray } from 'a
 import * as pw from 'parquet-wasm';
 import { createRequire } from 'node:module';
 import { afterAll, describe, expect, it } from 'vitest';
-import { decodeHybrid, leafRows, rowStartsOf } from '../src/parquet/column.js';
+import { bitWidth, decodeHybrid, leafRows, rowStartsOf } from '../src/parquet/column.js';
 import { withPages } from './support/parquet-fuzz.mjs';
 import { GUIDE_RATIO, footer, readRowGroup } from '../src/parquet/reader.js';
 import { RowStarts, repetitionOwner } from '../src/parquet/row-starts.js';
-import { ThriftReader, count, num, struct } from '../src/parquet/thrift.js';
-import { ParquetFormatError } from '../src/parquet/thrift.js';
+import { ParquetFormatError, ThriftReader, count, num, struct } from '../src/parquet/thrift.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'dm-row-starts-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -202,7 +201,7 @@ function withRowsSplit(path: string, every: number): { path: string; pagesInside
       for (const [max, into] of [[maxRep, reps], [maxDef, defs]] as const) {
         const len = body.readUInt32LE(pos);
         const out = new Uint8Array(n);
-        decodeHybrid(body.subarray(pos + 4, pos + 4 + len), bitWidthOf(max), n, out, true);
+        decodeHybrid(body.subarray(pos + 4, pos + 4 + len), bitWidth(max), n, out, true);
         into.push(...out);
         pos += 4 + len;
       }
@@ -220,7 +219,7 @@ function withRowsSplit(path: string, every: number): { path: string; pagesInside
     for (let e = 0; e < reps.length; e += every) {
       const to = Math.min(reps.length, e + every);
       if (reps[e] !== 0) pagesInsideRows++;
-      const raw = Buffer.concat([levelRuns(reps.slice(e, to), bitWidthOf(maxRep)), levelRuns(defs.slice(e, to), bitWidthOf(maxDef)), ...values.slice(e, to)]);
+      const raw = Buffer.concat([levelRuns(reps.slice(e, to), bitWidth(maxRep)), levelRuns(defs.slice(e, to), bitWidth(maxDef)), ...values.slice(e, to)]);
       const body = Buffer.from(snappy.compress(raw));
       const header = structuredClone(template);
       const dph = header.fields.find((x) => x.id === 5)!.v as S;
@@ -236,8 +235,6 @@ function withRowsSplit(path: string, every: number): { path: string; pagesInside
   writeFileSync(out, bytes);
   return { path: out, pagesInsideRows };
 }
-
-const bitWidthOf = (max: number) => (max === 0 ? 0 : 32 - Math.clz32(max));
 
 describe('pages that start inside a row', () => {
   it.each([3, 5, 11])('content pages cut every %i entries read as the original file does, whatever rows are asked for', (every) => {
