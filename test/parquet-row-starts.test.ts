@@ -3,8 +3,9 @@
 // inside the compressed body, need not be decompressed to learn that none of its rows is wanted.
 // Checked here: the values read are the values of a full read, for every codec and page version and
 // any choice of rows; a skipped page is really never decompressed (its body corrupted, the read still
-// succeeds; asking for one of its rows fails); and a leaf whose levels disagree with the guide's is
-// refused on the pages it decodes, never read with its rows misplaced.
+// succeeds; asking for one of its rows fails); the rest of a page past its last wanted row is not read
+// either; and a leaf whose levels disagree with the guide's is refused on the pages it decodes, never
+// read with its rows misplaced.
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -160,6 +161,51 @@ describe('a page holding no wanted row is never decompressed', () => {
     const good = readRowGroup(path, 0, ['trajectory'], others).get('trajectory');
     expect(readRowGroup(bad, 0, ['trajectory'], others).get('trajectory')).toEqual(good);
     expect(() => readRowGroup(bad, 0, ['trajectory'], [lastRow])).toThrow(/corrupt parquet data|SNAPPY|GZIP|ZSTD|zstd|incorrect|invalid/i);
+  });
+});
+
+describe('the rest of a page after its last wanted row is not read', () => {
+  it('its values corrupted past that row, the rows asked for still read; the next row asked for, the read fails', () => {
+    const path = write('UNCOMPRESSED', 0);
+    const { pages, leaf, meta } = pagesOf(path, CONTENT);
+    const roleLeaf = meta.leaves.find((l) => l?.path.join('.') === ROLE)!;
+    const roleChunk = meta.rowGroups[0]!.chunks[meta.leaves.indexOf(roleLeaf)]!;
+    const starts = withFd(path, (fd) => rowStartsOf(fd, roleChunk, roleLeaf, ROWS, ROWS - 1));
+    const bytes = Buffer.from(readFileSync(path));
+    // A page in which a row a starts and the row b = a + 1 starts too, with a value of its own: where
+    // b's values begin in the page body (its levels, then plain values of the non-null entries).
+    let cut: { a: number; at: number; page: (typeof pages)[number] } | null = null;
+    for (const page of pages.slice(1)) {
+      const body = bytes.subarray(page.body, page.body + page.compressed);
+      let pos = 0;
+      const levels: Uint8Array[] = [];
+      for (const max of [leaf.maxRep, leaf.maxDef]) {
+        const len = body.readUInt32LE(pos);
+        const out = new Uint8Array(page.count);
+        decodeHybrid(body.subarray(pos + 4, pos + 4 + len), bitWidth(max), page.count, out, true);
+        levels.push(out);
+        pos += 4 + len;
+      }
+      const [reps, defs] = levels as [Uint8Array, Uint8Array];
+      let startsSeen = 0;
+      for (let i = 0; i < page.count && cut === null; i++) {
+        if (reps[i] === 0 && ++startsSeen === 2 && defs[i] === leaf.maxDef) cut = { a: starts.rowOf(page.first + i) - 1, at: page.body + pos, page };
+        if (defs[i] === leaf.maxDef) pos += 4 + body.readUInt32LE(pos);
+      }
+      if (cut) break;
+    }
+    expect(cut).not.toBeNull();
+    const { a, at, page } = cut!;
+    // Every string length from b on reads 0xFFFFFFFF: past the end of the page.
+    bytes.fill(0xff, at, page.body + page.compressed);
+    const bad = join(dir, 'bad-tail.parquet');
+    writeFileSync(bad, bytes);
+    expect(() => readRowGroup(bad, 0, ['trajectory'], null)).toThrow(/page ends inside|past the end of the page/);
+    // With a wanted row after the page (the last one): the read goes on past the page, not into its tail.
+    const rows = [a, ROWS - 1];
+    expect(starts.rowOf(page.first + page.count - 1)).toBeLessThan(ROWS - 1);
+    expect(readRowGroup(bad, 0, ['trajectory'], rows).get('trajectory')).toEqual(readRowGroup(path, 0, ['trajectory'], rows).get('trajectory'));
+    expect(() => readRowGroup(bad, 0, ['trajectory'], [a + 1])).toThrow(/past the end of the page|page ends inside/);
   });
 });
 

@@ -763,25 +763,27 @@ export function* leafRows(
     }
     if (defs) checkLevels(defs, leaf.maxDef, 'definition');
     seen += numValues;
+    // The rows starting in this page (for a read of some rows): its entries of repetition level 0
+    // (every entry outside lists).
+    let pageStarts = numValues;
+    if (reps && rows !== null) {
+      pageStarts = 0;
+      for (let i = 0; i < numValues; i++) if (reps[i] === 0) pageStarts++;
+    }
     if (rows !== null) {
       // A page none of whose rows is wanted: its values are never decompressed (of a v1 page, only
       // the levels at its front were). The rows starting here are the entries of repetition level 0;
       // a first entry above 0 continues the row before, which must not be a wanted one.
       const continues = reps !== null && reps[0] !== 0;
       if (!(continues && cur)) {
-        let starts = numValues;
-        if (reps) {
-          starts = 0;
-          for (let i = 0; i < numValues; i++) if (reps[i] === 0) starts++;
-        }
-        if (next >= rows.length || rows[next]! > row + starts) {
+        if (next >= rows.length || rows[next]! > row + pageStarts) {
           w.close();
           if (cur) {
             yield cur; // complete: this page starts a new row
             cur = null;
           }
           if (next >= rows.length) break;
-          row += starts;
+          row += pageStarts;
           keep = false;
           continue;
         }
@@ -845,6 +847,7 @@ export function* leafRows(
     }
     let boolByte = 0;
     let boolBit = 8;
+    let startsRead = 0;
     for (let i = 0; i < numValues; i++) {
       const r = reps ? reps[i]! : 0;
       const d = defs ? defs[i]! : 0;
@@ -855,6 +858,7 @@ export function* leafRows(
           cur = null;
         }
         row++;
+        startsRead++;
         if (row > last) {
           w.close();
           break outer;
@@ -863,6 +867,13 @@ export function* leafRows(
         if (keep) {
           cur = { reps: [], defs: [], vals: [] };
           next++;
+        } else if (rows !== null && rows[next]! > row + pageStarts - startsRead) {
+          // No wanted row starts in the rest of the page: the rest is not decompressed (a zstd page
+          // streams, so its tail never is). Like a page skipped whole, its bytes are not checked.
+          row += pageStarts - startsRead;
+          keep = false;
+          w.close();
+          continue outer;
         }
       }
       let v: unknown = undefined;
