@@ -11,11 +11,13 @@
 // Compared with the miner's wall and DuckDB's scan, it says how much of a run is reading and how
 // much is the rest of the pipeline.
 //
-//   node bench/wanted-rows.mjs F [--threads 2]
+//   node bench/wanted-rows.mjs F [--threads 2] [--pairs OUT.jsonl]
 //
 // Prints one JSON line: {index_seconds, decode_seconds, rows, extracted, row_groups, messages,
 // arguments_parsed, threads}. Times are walls from the first read to the last (process start-up,
-// module loading and worker start are not in them).
+// module loading and worker start are not in them). With `--pairs`, a mining output of F: its rows
+// are parsed (not timed), then written back as JSON lines in UTF-8 into memory, timed on one thread
+// (serialise_seconds; serialise_wall is that over --threads): the least writing the output costs.
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -52,7 +54,7 @@ async function decode(file, tasks) {
 if (!isMainThread) {
   parentPort.once('message', async () => parentPort.postMessage(await decode(workerData.file, workerData.tasks)));
 } else {
-  const { values, positionals } = parseArgs({ allowPositionals: true, options: { threads: { type: 'string', default: '2' } } });
+  const { values, positionals } = parseArgs({ allowPositionals: true, options: { threads: { type: 'string', default: '2' }, pairs: { type: 'string' } } });
   if (positionals.length !== 1) {
     process.stderr.write('usage: node bench/wanted-rows.mjs FILE.parquet [--threads 2]\n');
     process.exit(2);
@@ -94,6 +96,21 @@ if (!isMainThread) {
   const outs = await Promise.all(decoders.map((w) => new Promise((res, rej) => { w.once('message', res); w.once('error', rej); w.postMessage('go'); })));
   const decodeSeconds = (performance.now() - t1) / 1000;
   await Promise.all(decoders.map((w) => w.terminate()));
+  let serialise = {};
+  if (values.pairs) {
+    const { readFileSync } = await import('node:fs');
+    const rows = readFileSync(values.pairs, 'utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l));
+    const buf = Buffer.allocUnsafe(1 << 24);
+    let bytes = 0;
+    const t2 = performance.now();
+    for (const row of rows) {
+      const json = JSON.stringify(row);
+      const b = json.length * 3 <= buf.length ? buf : Buffer.allocUnsafe(json.length * 3);
+      bytes += b.write(json, 0, 'utf8') + 1;
+    }
+    const seconds = (performance.now() - t2) / 1000;
+    serialise = { pairs: rows.length, pairs_bytes: bytes, serialise_seconds: Number(seconds.toFixed(3)), serialise_wall: Number((seconds / threads).toFixed(3)) };
+  }
   process.stdout.write(`${JSON.stringify({
     index_seconds: Number(indexSeconds.toFixed(3)),
     decode_seconds: Number(decodeSeconds.toFixed(3)),
@@ -103,5 +120,6 @@ if (!isMainThread) {
     messages: outs.reduce((a, o) => a + o.messages, 0),
     arguments_parsed: outs.reduce((a, o) => a + o.parsed, 0),
     threads,
+    ...serialise,
   })}\n`);
 }

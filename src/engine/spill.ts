@@ -217,11 +217,13 @@ const REPLACEMENT = Buffer.from('\ufffd', 'utf8');
  * `s` written at `p` in `b` (room for 3 bytes per UTF-16 unit): its UTF-8 byte count, or, for a
  * string holding a lone surrogate, minus its UTF-16LE byte count. UTF-8 would turn the surrogate
  * into U+FFFD, so only a string whose UTF-8 holds U+FFFD is scanned for one: the scan of every
- * string cost more than the search of its bytes.
+ * string cost more than the search of its bytes, and an ASCII string (its byte count is its length)
+ * is not searched at all.
  */
 function writeText(b: Buffer, s: string, p: number): number {
   const n = b.write(s, p, 'utf8');
-  if (n < 3 || b.subarray(p, p + n).indexOf(REPLACEMENT) === -1 || isWellFormed(s)) return n;
+  // As many bytes as UTF-16 units: every unit was ASCII (any other takes 2 or 3 bytes), no U+FFFD.
+  if (n === s.length || b.subarray(p, p + n).indexOf(REPLACEMENT) === -1 || isWellFormed(s)) return n;
   return -b.write(s, p, 'utf16le');
 }
 
