@@ -101,6 +101,12 @@ function pagesOf(path: string, leafPath: string) {
 const CONTENT = 'trajectory.list.element.content';
 const ROLE = 'trajectory.list.element.role';
 
+/** The guide leaf of the messages list (`role`) and its chunk in row group 0. */
+function guideOf(meta: ReturnType<typeof footer>) {
+  const roleLeaf = meta.leaves.find((l) => l?.path.join('.') === ROLE)!;
+  return { roleLeaf, roleChunk: meta.rowGroups[0]!.chunks[meta.leaves.indexOf(roleLeaf)]! };
+}
+
 describe('reading some rows with the guide leaf row starts gives the full read values', () => {
   const SETS: [string, number[]][] = [
     ['the first row', [0]],
@@ -144,8 +150,7 @@ describe('a page holding no wanted row is never decompressed', () => {
   it.each(['SNAPPY', 'GZIP', 'ZSTD'] as const)('%s: its body corrupted, the other rows still read; one of its rows asked for, the read fails', (codec) => {
     const path = write(codec, 0);
     const { pages, meta } = pagesOf(path, CONTENT);
-    const roleLeaf = meta.leaves.find((l) => l?.path.join('.') === ROLE)!;
-    const roleChunk = meta.rowGroups[0]!.chunks[meta.leaves.indexOf(roleLeaf)]!;
+    const { roleLeaf, roleChunk } = guideOf(meta);
     const starts = withFd(path, (fd) => rowStartsOf(fd, roleChunk, roleLeaf, ROWS, ROWS - 1));
     // A page in the middle whose rows are all its own (it neither starts nor ends inside a row that
     // another page shares): the rows before and after it can be read without it.
@@ -168,8 +173,7 @@ describe('the rest of a page after its last wanted row is not read', () => {
   it('its values corrupted past that row, the rows asked for still read; the next row asked for, the read fails', () => {
     const path = write('UNCOMPRESSED', 0);
     const { pages, leaf, meta } = pagesOf(path, CONTENT);
-    const roleLeaf = meta.leaves.find((l) => l?.path.join('.') === ROLE)!;
-    const roleChunk = meta.rowGroups[0]!.chunks[meta.leaves.indexOf(roleLeaf)]!;
+    const { roleLeaf, roleChunk } = guideOf(meta);
     const starts = withFd(path, (fd) => rowStartsOf(fd, roleChunk, roleLeaf, ROWS, ROWS - 1));
     const bytes = Buffer.from(readFileSync(path));
     // A page in which a row a starts and the row b = a + 1 starts too, with a value of its own: where
@@ -308,8 +312,7 @@ describe('a leaf whose levels disagree with the guide', () => {
   it('is refused on the first page it decodes where they differ, not read with its rows moved', () => {
     const path = write('SNAPPY', 0);
     const { chunk, leaf, meta } = pagesOf(path, CONTENT);
-    const roleLeaf = meta.leaves.find((l) => l?.path.join('.') === ROLE)!;
-    const roleChunk = meta.rowGroups[0]!.chunks[meta.leaves.indexOf(roleLeaf)]!;
+    const { roleLeaf, roleChunk } = guideOf(meta);
     expect(repetitionOwner(leaf)).toBe(repetitionOwner(roleLeaf));
     const truth = withFd(path, (fd) => rowStartsOf(fd, roleChunk, roleLeaf, ROWS, ROWS - 1));
     const read = (starts: RowStarts, rows: number[]) =>
@@ -337,8 +340,7 @@ describe('rowStartsOf locates rows up to the one asked for, and no further', () 
   it.each([0, 1, 23, ROWS - 2, ROWS - 1])('through row %i', (through) => {
     const path = write('SNAPPY', 0);
     const { meta } = pagesOf(path, CONTENT);
-    const roleLeaf = meta.leaves.find((l) => l?.path.join('.') === ROLE)!;
-    const roleChunk = meta.rowGroups[0]!.chunks[meta.leaves.indexOf(roleLeaf)]!;
+    const { roleLeaf, roleChunk } = guideOf(meta);
     const all = withFd(path, (fd) => rowStartsOf(fd, roleChunk, roleLeaf, ROWS, ROWS - 1));
     const some = withFd(path, (fd) => rowStartsOf(fd, roleChunk, roleLeaf, ROWS, through));
     expect(some.known).toBe(through + 1);
@@ -349,8 +351,7 @@ describe('rowStartsOf locates rows up to the one asked for, and no further', () 
   it('a row past the row group is refused before anything is read', () => {
     const path = write('SNAPPY', 0);
     const { meta } = pagesOf(path, CONTENT);
-    const roleLeaf = meta.leaves.find((l) => l?.path.join('.') === ROLE)!;
-    const roleChunk = meta.rowGroups[0]!.chunks[meta.leaves.indexOf(roleLeaf)]!;
+    const { roleLeaf, roleChunk } = guideOf(meta);
     expect(() => withFd(path, (fd) => rowStartsOf(fd, roleChunk, roleLeaf, ROWS, ROWS))).toThrow(RangeError);
   });
 });
