@@ -18,6 +18,7 @@
 // module loading and worker start are not in them). With `--pairs`, a mining output of F: its rows
 // are parsed (not timed), then written back as JSON lines in UTF-8 into memory, timed on one thread
 // (serialise_seconds; serialise_wall is that over --threads): the least writing the output costs.
+import { readFileSync } from 'node:fs';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -56,7 +57,7 @@ if (!isMainThread) {
 } else {
   const { values, positionals } = parseArgs({ allowPositionals: true, options: { threads: { type: 'string', default: '2' }, pairs: { type: 'string' } } });
   if (positionals.length !== 1) {
-    process.stderr.write('usage: node bench/wanted-rows.mjs FILE.parquet [--threads 2]\n');
+    process.stderr.write('usage: node bench/wanted-rows.mjs FILE.parquet [--threads 2] [--pairs OUT.jsonl]\n');
     process.exit(2);
   }
   const file = resolve(positionals[0]);
@@ -98,7 +99,6 @@ if (!isMainThread) {
   await Promise.all(decoders.map((w) => w.terminate()));
   let serialise = {};
   if (values.pairs) {
-    const { readFileSync } = await import('node:fs');
     const rows = readFileSync(values.pairs, 'utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l));
     const buf = Buffer.allocUnsafe(1 << 24);
     let bytes = 0;

@@ -871,7 +871,6 @@ export function* leafRows(
           // No wanted row starts in the rest of the page: the rest is not decompressed (a zstd page
           // streams, so its tail never is). Like a page skipped whole, its bytes are not checked.
           row += pageStarts - startsRead;
-          keep = false;
           w.close();
           continue outer;
         }
