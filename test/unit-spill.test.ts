@@ -6,12 +6,13 @@
 // nebius/SWE-rebench-openhands-trajectories, CC-BY-4.0 © Nebius
 // (Trofimova et al., "OpenHands Trajectories with Qwen3-Coder-480B-A35B-Instruct", Nebius blog, 2025).
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { emitMessage } from '../src/contract/emit.js';
-import { encodeTrajectory, roleCode } from '../src/engine/encode.js';
+import { encodeTrajectory, roleCode, type SignatureScheme } from '../src/engine/encode.js';
+import { Utf8Bytes } from '../src/parquet/utf8-bytes.js';
 import { HASH_BYTES, keyHash, wtf8 } from '../src/engine/key-hash.js';
 import { normaliseMessage, type NormaliseTally } from '../src/contract/normalise.js';
 import { ROLE_CODES } from '../src/engine/protocol.js';
@@ -243,6 +244,53 @@ describe('encodeTrajectory + SpillWriter/SpillReader round trip', () => {
     const size = statSync(path).size;
     expect(() => reader.read(path, size - 2, size + 5)).toThrow(/shorter than expected/);
     reader.close();
+  });
+});
+
+// The reader hands long contents over as their UTF-8 (src/parquet/utf8-bytes.ts): encodeTrajectory
+// spills those bytes without decoding them. The spill must be byte for byte the one of the same
+// trajectory read as strings, whatever the role and the signature scheme; an assistant reply without
+// tool calls is signed by its content, so that content is read.
+describe('encodeTrajectory: contents given as UTF-8 bytes spill as the same records', () => {
+  const asBytes = (value: readonly unknown[]) =>
+    value.map((m) => {
+      const c = (m as { content?: unknown }).content;
+      return typeof c === 'string' ? { ...(m as object), content: new Utf8Bytes(Buffer.from(c, 'utf8')) } : m;
+    });
+  const spilled = (value: unknown, scheme: SignatureScheme) => {
+    const path = spillPath();
+    const w = new SpillWriter(path);
+    const t = tally();
+    const e = encodeTrajectory(7, value, DEFAULT, t, w, scheme);
+    w.close();
+    return { e, t, bytes: readFileSync(path) };
+  };
+  const WITH_BAD_ROLE = [...TRAJECTORY.slice(0, 2), { role: 7, content: 'Fix it' }];
+  const cases: { name: string; value: readonly unknown[]; scheme: SignatureScheme }[] = [
+    { name: 'every role of the real rows', value: TRAJECTORY, scheme: 'contract' },
+    ...(Object.keys(TEXT_ACTION_SCHEMES) as (keyof typeof TEXT_ACTION_SCHEMES)[]).map((scheme) => ({ name: `text actions (${scheme})`, value: TRAJECTORY, scheme })),
+    { name: 'a message with a role that is not a string', value: WITH_BAD_ROLE, scheme: 'contract' },
+  ];
+  it.each(cases)('$name', ({ value, scheme }) => {
+    const text = spilled(value, scheme);
+    const bytes = spilled(asBytes(value), scheme);
+    expect(bytes.bytes.equals(text.bytes)).toBe(true);
+    expect(bytes.e).toStrictEqual(text.e);
+    expect(bytes.t).toStrictEqual(text.t);
+  });
+
+  it('the text-only reply is signed by its content, given as bytes', () => {
+    const reply = { role: 'assistant', content: new Utf8Bytes(Buffer.from('Done. \u00e9\u00e8')), tool_calls: null };
+    const { bytes } = spilled([reply], 'contract');
+    expect(decodeSignature(bytes, 0)).toBe('text Done. \u00e9\u00e8');
+    expect(decodeRecord(bytes, 0).message).toStrictEqual({ role: 'assistant', content: 'Done. \u00e9\u00e8', tool_calls: null });
+  });
+
+  it('the messages given are not changed', () => {
+    const value = asBytes(TRAJECTORY);
+    const before = value.map((m) => ({ ...(m as object) }));
+    spilled(value, 'contract');
+    expect(value).toStrictEqual(before);
   });
 });
 

@@ -4,6 +4,10 @@
 // No comparison key is hashed here: the walk hashes a message's key from its spill record when it
 // first compares that message (spill-walk.ts). About 30% of the messages of the trajectories a
 // real file extracts are ever compared (the rest lie past every divergence of their pairs).
+//
+// A content our reader handed over as its UTF-8 (parquet/utf8-bytes.ts) reaches the spill as those
+// bytes: normalisation and the emitted form carry contents as they are, so decoding and encoding it
+// again would only cost time (holdBytes below).
 import { emitMessage } from '../contract/emit.js';
 import { holdsSourceNumbers } from '../contract/json-numbers.js';
 import { BadValue, normaliseTrajectory, type NormaliseTally } from '../contract/normalise.js';
@@ -11,7 +15,8 @@ import { ROLE_CODES, type EncodedTrajectory } from './protocol.js';
 import { actionSignature, sharingArgumentsJson } from '../contract/sign.js';
 import { TEXT_ACTION_SCHEMES, textActionMessageSignature, type TextActionScheme } from '../sources/text-actions.js';
 import type { SpillWriter } from './spill.js';
-import type { Message, ToolCall } from '../types.js';
+import { Utf8Bytes } from '../parquet/utf8-bytes.js';
+import type { Message, RawMessage, ToolCall } from '../types.js';
 
 /** The text-action schemes sign text-only assistant replies by their action text (sources/text-actions.ts). */
 export type SignatureScheme = 'contract' | TextActionScheme;
@@ -24,6 +29,44 @@ export function roleCode(role: string): number {
 /** A trajectory whose value is unusable: no messages, `why` says what is wrong. */
 export function badTrajectory(key: number, why: string): EncodedTrajectory {
   return { key, bad: why, roles: new Uint8Array(0), offsets: new Float64Array(0) };
+}
+
+/**
+ * Roles whose content normalisation and the emitted form carry as it is (normalise.ts, emit.ts): a
+ * content of theirs handed over as bytes goes to the spill as those bytes. An assistant's is decoded
+ * only if its signature reads it (a reply without tool calls, or a text-action scheme's).
+ */
+const CARRIED = new Set(['system', 'user', 'tool', 'assistant']);
+/** What such a content is while the message is normalised; its record gets the bytes instead. */
+const HELD = '\u0000utf8 bytes';
+
+/**
+ * `value` with every message content that came as Utf8Bytes (the reader's, worker.ts) replaced: a
+ * carried role's by HELD, its bytes kept at the message's index; any other role's by its text.
+ * Messages are copied, never changed.
+ */
+function holdBytes(value: unknown): { value: unknown; held: (Buffer | undefined)[] | null } {
+  if (!Array.isArray(value)) return { value, held: null };
+  let out: unknown[] | null = null;
+  let held: (Buffer | undefined)[] | null = null;
+  for (let i = 0; i < value.length; i++) {
+    const m = value[i] as RawMessage | null;
+    if (m === null || typeof m !== 'object' || !(m.content instanceof Utf8Bytes)) continue;
+    out ??= value.slice();
+    if (typeof m.role === 'string' && CARRIED.has(m.role)) {
+      (held ??= [])[i] = m.content.bytes;
+      out[i] = { ...m, content: HELD };
+    } else out[i] = { ...m, content: m.content.text() };
+  }
+  return { value: out ?? value, held };
+}
+
+/** `m` with its content decoded from `bytes` when (and only if) something reads it. */
+function withLazyContent(m: Message, bytes: Buffer): Message {
+  let text: string | undefined;
+  const copy = { ...m };
+  Object.defineProperty(copy, 'content', { enumerable: true, get: () => (text ??= bytes.toString('utf8')) });
+  return copy;
 }
 
 export function encodeTrajectory(
@@ -44,8 +87,9 @@ export function encodeTrajectory(
   };
   let messages;
   const local: NormaliseTally = { malformed_arguments: 0, unknown_roles: 0 };
+  const { value: asText, held } = holdBytes(value);
   try {
-    messages = normaliseTrajectory(value, local);
+    messages = normaliseTrajectory(asText, local);
   } catch (e) {
     if (e instanceof BadValue) return badTrajectory(key, e.message);
     throw e;
@@ -64,11 +108,15 @@ export function encodeTrajectory(
     // comparison key and the exact-duplicate key, for the messages that take part in one (spill-walk.ts).
     // The signature and the emitted tool calls write each argument value once between them.
     offsets[i + 1] = sharingArgumentsJson(() => {
-      const signature = sign(m);
+      const bytes = held?.[i];
+      const signature = sign(bytes && m.role === 'assistant' ? withLazyContent(m, bytes) : m);
       // Exact duplicates compare numbers by value (contract v3 §11): the record says when its text differs.
       const calls = (m as { tool_calls?: ToolCall[] | null }).tool_calls;
       const sourceNumbers = m.role === 'assistant' && !!calls && calls.some((c) => holdsSourceNumbers(c.function.arguments));
-      return spill.appendMessage(code, emitMessage(m), signature, sourceNumbers);
+      const e = emitMessage(m);
+      // Normalisation and emission carry a content as it is: HELD still there says so of this one.
+      if (bytes && e.content !== HELD) throw new Error(`message ${i}: a content held as bytes was changed on its way to the spill`);
+      return spill.appendMessage(code, e, signature, sourceNumbers, bytes);
     });
   }
   return { key, roles, offsets };

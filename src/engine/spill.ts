@@ -74,16 +74,21 @@ export class SpillWriter {
     return this.pos;
   }
 
-  /** Append the record of an emitted message (see the top of this file); returns its end offset. */
-  /** `sourceNumbers`: the tool_calls keep a number's source text (sets SOURCE_NUMBERS). */
-  appendMessage(code: number, e: EmittedMessage, signature: string, sourceNumbers = false): number {
-    const [f0, f1, f2] = recordFields(code, e);
+  /**
+   * Append the record of an emitted message (see the top of this file); returns its end offset.
+   * `sourceNumbers`: the tool_calls keep a number's source text (sets SOURCE_NUMBERS). `content`: the
+   * UTF-8 of the content, written in place of `e.content` (the reader's bytes, never decoded: encode.ts).
+   */
+  appendMessage(code: number, e: EmittedMessage, signature: string, sourceNumbers = false, content?: Uint8Array): number {
+    const [text, f1, f2] = recordFields(code, e);
+    const f0 = content ? null : text;
     // UTF-8 takes at most 3 bytes per UTF-16 unit; the record is written whole into the buffer. A
     // record beyond the buffer gets its exact size: three times a 300 MB tool output is 900 MB.
     const units = (f0?.length ?? 0) + (f1?.length ?? 0) + (f2?.length ?? 0) + signature.length;
     const exact = (f: string | null) => (f ? Buffer.byteLength(f, isWellFormed(f) ? 'utf8' : 'utf16le') : 0);
+    const bytes = content?.length ?? 0;
     // Stryker disable next-line all: buffer sizing only: either bound holds the record
-    this.reserve(HEADER + 4 + (3 * units <= FLUSH_BYTES ? 3 * units : exact(f0) + exact(f1) + exact(f2) + exact(signature)));
+    this.reserve(HEADER + 4 + bytes + (3 * units <= FLUSH_BYTES ? 3 * units : exact(f0) + exact(f1) + exact(f2) + exact(signature)));
     const b = this.buf;
     const start = this.used;
     b[start] = code;
@@ -93,7 +98,11 @@ export class SpillWriter {
     for (let k = 0; k < 3; k++) {
       const f = fields[k];
       let n = 0;
-      if (f === null || f === undefined) flags |= 1 << k;
+      if (k === 0 && content) {
+        // Checked UTF-8, so it holds no lone surrogate: the bytes writeText would have written.
+        b.set(content, p);
+        n = content.length;
+      } else if (f === null || f === undefined) flags |= 1 << k;
       else if (f) {
         n = writeText(b, f, p);
         if (n < 0) {

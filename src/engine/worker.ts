@@ -24,7 +24,7 @@ import { emptyCounters } from '../contract/counters.js';
 import { SpillReader } from './spill.js';
 import { SpillTrajectory, hooksFor } from './spill-walk.js';
 import { walkInstance } from '../contract/walk.js';
-import { checkPageHeaders, fileMeta, footer, readRows, Unsupported } from '../parquet/reader.js';
+import { checkPageHeaders, fileMeta, footer, listStructField, readRows, Unsupported, type ReadOptions } from '../parquet/reader.js';
 import { pureJsDecoders } from '../parquet/inflate.js';
 import { mark, timingOn } from '../io/timeline.js';
 import { serve } from './serve.js';
@@ -346,6 +346,20 @@ async function decodeDuck(task: Extract<Task, { kind: 'decode' }>): Promise<Deco
   return { spill: spillIndex, trajectories: out, ...tally, rowsDecoded };
 }
 
+/** Message contents from this many bytes on reach encodeTrajectory as their UTF-8 (Utf8Bytes). */
+const CONTENT_BYTES_FROM = 256;
+
+/**
+ * The reader's options for a decode pass: in the contract's layout, whose value goes to
+ * encodeTrajectory as it is, a long message content (the `content` field of the list's struct) comes
+ * as its bytes, which encode.ts spills without decoding them; a source's messages are built from
+ * strings (sources/messages.ts), so there every value is a string.
+ */
+function contentAsBytes(mapping: ColumnMapping, schema: SchemaName): ReadOptions {
+  if (!contractLayout(mapping, schema)) return {};
+  return { bytesLeaf: listStructField('content'), bytesFrom: CONTENT_BYTES_FROM };
+}
+
 /** The decode pass through our own reader; the reason when it cannot decode these columns (then parquet-wasm does). */
 function decodeJs(task: Extract<Task, { kind: 'decode' }>): DecodeResult | string {
   const withTools = task.withTools && task.mapping.tools !== null;
@@ -359,7 +373,7 @@ function decodeJs(task: Extract<Task, { kind: 'decode' }>): DecodeResult | strin
   let k = 0;
   try {
     // Row by row: each trajectory is encoded and dropped before the next is assembled.
-    for (const [messages, tools] of readRows(task.path, task.rowGroup, columns, task.rows)) {
+    for (const [messages, tools] of readRows(task.path, task.rowGroup, columns, task.rows, contentAsBytes(task.mapping, task.schema))) {
       const t = encodeRow(task.keys[k]!, () => messagesValue(messages, task.mapping, task.schema), withTools ? () => toolsText(tools, task.mapping, task.schema) : null, reasoning, tally, w, task.schema);
       out.push(toDecoded(t, w));
       k++;

@@ -8,6 +8,7 @@ import { ENC, FIXED_WIDTH, MAX_PAGE, MAX_RUN_PADDING, MAX_STRING_BYTES, checkDec
 import { checkDeclaredSize, decodesWhole, inflater, mayHoldWhole, streamsBody, type Body, type Inflater, type StreamedBody } from './inflate.js';
 import { ParquetFormatError, ThriftEndError, ThriftReader, count, num, optNum, struct, type ThriftStruct } from './thrift.js';
 import { RowStarts } from './row-starts.js';
+import { Utf8Bytes } from './utf8-bytes.js';
 
 const PAGE = { DATA: 0, DICTIONARY: 2, DATA_V2: 3 } as const;
 /**
@@ -329,6 +330,20 @@ function utf8(b: Buffer, start: number, end: number): string {
   return b.toString('utf8', start, end);
 }
 
+/** A string value read from `b`: its text, or from `bytesFrom` bytes on its UTF-8 (utf8-bytes.ts). */
+type TextReader = (b: Buffer, start: number, end: number) => string | Utf8Bytes;
+
+function textReader(bytesFrom: number): TextReader {
+  if (bytesFrom === Infinity) return utf8;
+  return (b, start, end) => {
+    if (end - start < bytesFrom) return utf8(b, start, end);
+    const bytes = b.subarray(start, end);
+    if (!isUtf8(bytes)) throw new ParquetFormatError('a string that is not UTF-8');
+    // A copy: the page's buffer is reused for the next window.
+    return new Utf8Bytes(Buffer.from(bytes));
+  };
+}
+
 /**
  * A string value's length, checked against what is left of the page and against the longest
  * JavaScript string before any of its bytes is decompressed (a zstd page can expand 64 KB to 2 GiB).
@@ -351,7 +366,7 @@ const FIXED: Record<'int32' | 'int64' | 'float' | 'double', [number, (b: Buffer,
 /** Reads one value of a plain-encoded page from the window, or skips it. */
 type PlainReader = (w: Window, keep: boolean) => unknown;
 
-function plainReader(leaf: LeafColumn): PlainReader {
+function plainReader(leaf: LeafColumn, text: TextReader = utf8): PlainReader {
   switch (leaf.kind) {
     case 'string':
       return (w, keep) => {
@@ -361,7 +376,7 @@ function plainReader(leaf: LeafColumn): PlainReader {
           return undefined;
         }
         w.need(len, 'a string');
-        const s = utf8(w.buf, w.pos, w.pos + len);
+        const s = text(w.buf, w.pos, w.pos + len);
         w.advance(len);
         return s;
       };
@@ -667,6 +682,8 @@ export function* leafRows(
   numRows: number,
   rows: readonly number[] | null,
   starts: RowStarts | null = null,
+  // Plain and length-prefixed string values of at least this many bytes come as Utf8Bytes.
+  bytesFrom = Infinity,
 ): Generator<RowTriples, void, void> {
   let cur: RowTriples | null = null;
   const file = new ChunkFile(fd, chunk);
@@ -678,7 +695,8 @@ export function* leafRows(
   let next = 0;
   let keep = false;
   let seen = 0;
-  const plain = leaf.kind === 'boolean' ? null : plainReader(leaf);
+  const text = textReader(bytesFrom);
+  const plain = leaf.kind === 'boolean' ? null : plainReader(leaf, text);
   const skipString = leaf.kind === 'string';
   let dataPages = 0;
   outer: while (!file.done && seen < chunk.numValues) {
@@ -898,7 +916,7 @@ export function* leafRows(
           } else if (keep) {
             stringLength(w, len);
             w.need(len, 'a string');
-            v = utf8(w.buf, w.pos, w.pos + len);
+            v = text(w.buf, w.pos, w.pos + len);
             w.advance(len);
           } else w.skip(stringLength(w, len));
           nextIndex++;

@@ -14,6 +14,7 @@ import type { MetaResult } from './file-summary.js';
 import { ParquetFormatError } from './thrift.js';
 
 export { Unsupported } from './meta.js';
+export { Utf8Bytes } from './utf8-bytes.js';
 
 function corrupt(path: string, where: string, e: unknown): UserError {
   // A value too long for a string is no corrupt byte: the message says what it is.
@@ -37,12 +38,36 @@ export function footer(path: string): FileMeta {
   return m;
 }
 
+/** How readRows hands over string values. */
+export interface ReadOptions {
+  /**
+   * The leaves whose strings of at least `bytesFrom` bytes come as Utf8Bytes (utf8-bytes.ts), for a
+   * caller that passes them on undecoded; every other string is a string.
+   */
+  bytesLeaf?: (leaf: LeafColumn) => boolean;
+  bytesFrom?: number;
+}
+
+/** ReadOptions.bytesLeaf for field `name` of the structs in a top-level list (a message's content). */
+export function listStructField(name: string): (leaf: LeafColumn) => boolean {
+  return (leaf) => {
+    const [list, struct, field] = leaf.nodes;
+    return leaf.nodes.length === 3 && list!.kind === 'list' && struct!.kind === 'struct' && field!.kind === 'leaf' && field!.name === name;
+  };
+}
+
 /**
  * The values of `columns` for each of `rows` (ascending, within the row group; null = every row), one
  * row at a time: every leaf of every column streams in step, so memory holds one row's values plus
  * one compressed page per leaf. Errors (corrupt data, `Unsupported`) can surface at any row.
  */
-export function* readRows(path: string, rowGroup: number, columns: readonly string[], rows: readonly number[] | null): Generator<unknown[], void, void> {
+export function* readRows(
+  path: string,
+  rowGroup: number,
+  columns: readonly string[],
+  rows: readonly number[] | null,
+  options: ReadOptions = {},
+): Generator<unknown[], void, void> {
   const meta = footer(path);
   const rg = meta.rowGroups[rowGroup];
   if (!rg) throw new UserError(`${path}: no row group ${rowGroup}`, ExitCode.corrupt);
@@ -62,7 +87,10 @@ export function* readRows(path: string, rowGroup: number, columns: readonly stri
     const starts =
       last === undefined || !(last >= 0 && last < rg.numRows) ? null : guidedStarts(fd, cols.flatMap((c) => c.leaves.map((leaf, j) => ({ leaf, chunk: c.chunks[j]! }))), rg.numRows, last);
     let k0 = 0;
-    const streams = cols.map((c) => c.leaves.map((l, j) => leafRows(fd, c.chunks[j]!.codec, c.chunks[j]!, l, rg.numRows, rows, starts?.[k0++] ?? null)));
+    const { bytesLeaf, bytesFrom = Infinity } = options;
+    const streams = cols.map((c) =>
+      c.leaves.map((l, j) => leafRows(fd, c.chunks[j]!.codec, c.chunks[j]!, l, rg.numRows, rows, starts?.[k0++] ?? null, bytesLeaf?.(l) ? bytesFrom : Infinity)),
+    );
     const n = rows === null ? rg.numRows : rows.length;
     for (let k = 0; k < n; k++) {
       const values = new Array<unknown>(cols.length);
