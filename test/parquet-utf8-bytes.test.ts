@@ -11,6 +11,7 @@ import * as pw from 'parquet-wasm';
 import { afterAll, describe, expect, it } from 'vitest';
 import { UserError } from '../src/errors.js';
 import { fileMeta, listStructField, readRows, Utf8Bytes, type ReadOptions } from '../src/parquet/reader.js';
+import { Utf8Arena } from '../src/parquet/utf8-bytes.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'dm-utf8-bytes-'));
@@ -120,6 +121,33 @@ describe('readRows hands long contents over as their UTF-8 bytes, and only those
       const read = () => [...readRows(path, 0, ['trajectory'], null, options)];
       expect(read).toThrow(UserError);
       expect(read).toThrow(/a string that is not UTF-8/);
+    }
+  });
+});
+
+describe('Utf8Arena: copies stay what they were copied from', () => {
+  it('across arenas, for a value larger than an arena share, from a source overwritten after each copy', () => {
+    const arena = new Utf8Arena();
+    const source = Buffer.alloc(600_002);
+    const sizes = [1, 256, 70_000, 300_000, 5_000, 600_000, 0, 12_345, ...Array.from({ length: 40 }, (_, i) => 50_000 + i)];
+    const kept: [Utf8Bytes, Buffer][] = [];
+    sizes.forEach((n, i) => {
+      const at = i % 3;
+      source.fill(0x61 + (i % 26), at, at + n);
+      const v = arena.copy(source, at, at + n);
+      kept.push([v, Buffer.from(source.subarray(at, at + n))]);
+      source.fill(0x7a);
+    });
+    // 2.5 MB in all: several arenas of 1 MiB were filled.
+    expect(sizes.reduce((a, b) => a + b, 0)).toBeGreaterThan(2 * 2 ** 20);
+    for (const [v, want] of kept) {
+      expect(v.length).toBe(want.length);
+      expect(v.bytes.equals(want)).toBe(true);
+      expect(v.text()).toBe(want.toString('utf8'));
+      const target = Buffer.alloc(want.length + 2, 0xee);
+      v.copyTo(target, 1);
+      expect(target.subarray(1, 1 + want.length).equals(want)).toBe(true);
+      expect([target[0], target[want.length + 1]]).toEqual([0xee, 0xee]);
     }
   });
 });

@@ -255,7 +255,7 @@ describe('encodeTrajectory: contents given as UTF-8 bytes spill as the same reco
   const asBytes = (value: readonly unknown[]) =>
     value.map((m) => {
       const c = (m as { content?: unknown }).content;
-      return typeof c === 'string' ? { ...(m as object), content: new Utf8Bytes(Buffer.from(c, 'utf8')) } : m;
+      return typeof c === 'string' ? { ...(m as object), content: Utf8Bytes.of(Buffer.from(c, 'utf8')) } : m;
     });
   const spilled = (value: unknown, scheme: SignatureScheme) => {
     const path = spillPath();
@@ -280,7 +280,7 @@ describe('encodeTrajectory: contents given as UTF-8 bytes spill as the same reco
   });
 
   it('the text-only reply is signed by its content, given as bytes', () => {
-    const reply = { role: 'assistant', content: new Utf8Bytes(Buffer.from('Done. \u00e9\u00e8')), tool_calls: null };
+    const reply = { role: 'assistant', content: Utf8Bytes.of(Buffer.from('Done. \u00e9\u00e8')), tool_calls: null };
     const { bytes } = spilled([reply], 'contract');
     expect(decodeSignature(bytes, 0)).toBe('text Done. \u00e9\u00e8');
     expect(decodeRecord(bytes, 0).message).toStrictEqual({ role: 'assistant', content: 'Done. \u00e9\u00e8', tool_calls: null });

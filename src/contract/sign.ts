@@ -97,13 +97,21 @@ export function callSignature(call: ToolCall, reasoningKeys: ReadonlySet<string>
   return `${name} ${canonArguments(call.function.arguments, reasoningKeys)}`;
 }
 
+/**
+ * Whether an assistant message is signed by its content: only a reply without tool calls is (every
+ * scheme's narration is ignored when there are calls, sources/text-actions.ts included).
+ */
+export function signsContent(msg: { tool_calls?: ToolCall[] | null }): boolean {
+  const calls = msg.tool_calls;
+  return !(calls && calls.length > 0);
+}
+
 /** actionSignature(msg) of an assistant message. Narration is ignored when there are calls. */
 export function actionSignature(
   msg: { content: string | null; tool_calls?: ToolCall[] | null },
   reasoningKeys: ReadonlySet<string>,
 ): string {
-  const calls = msg.tool_calls;
-  if (calls && calls.length > 0) return calls.map((c) => callSignature(c, reasoningKeys)).join('\n');
+  if (!signsContent(msg)) return msg.tool_calls!.map((c) => callSignature(c, reasoningKeys)).join('\n');
   return `text ${norm(msg.content)}`;
 }
 

@@ -12,7 +12,7 @@ import { emitMessage } from '../contract/emit.js';
 import { holdsSourceNumbers } from '../contract/json-numbers.js';
 import { BadValue, normaliseTrajectory, type NormaliseTally } from '../contract/normalise.js';
 import { ROLE_CODES, type EncodedTrajectory } from './protocol.js';
-import { actionSignature, sharingArgumentsJson } from '../contract/sign.js';
+import { actionSignature, sharingArgumentsJson, signsContent } from '../contract/sign.js';
 import { TEXT_ACTION_SCHEMES, textActionMessageSignature, type TextActionScheme } from '../sources/text-actions.js';
 import type { SpillWriter } from './spill.js';
 import { Utf8Bytes } from '../parquet/utf8-bytes.js';
@@ -34,7 +34,7 @@ export function badTrajectory(key: number, why: string): EncodedTrajectory {
 /**
  * Roles whose content normalisation and the emitted form carry as it is (normalise.ts, emit.ts): a
  * content of theirs handed over as bytes goes to the spill as those bytes. An assistant's is decoded
- * only if its signature reads it (a reply without tool calls, or a text-action scheme's).
+ * only if its signature reads it (a reply without tool calls).
  */
 const CARRIED = new Set(['system', 'user', 'tool', 'assistant']);
 /** What such a content is while the message is normalised; its record gets the bytes instead. */
@@ -45,28 +45,20 @@ const HELD = '\u0000utf8 bytes';
  * carried role's by HELD, its bytes kept at the message's index; any other role's by its text.
  * Messages are copied, never changed.
  */
-function holdBytes(value: unknown): { value: unknown; held: (Buffer | undefined)[] | null } {
+function holdBytes(value: unknown): { value: unknown; held: (Utf8Bytes | undefined)[] | null } {
   if (!Array.isArray(value)) return { value, held: null };
   let out: unknown[] | null = null;
-  let held: (Buffer | undefined)[] | null = null;
+  let held: (Utf8Bytes | undefined)[] | null = null;
   for (let i = 0; i < value.length; i++) {
     const m = value[i] as RawMessage | null;
     if (m === null || typeof m !== 'object' || !(m.content instanceof Utf8Bytes)) continue;
     out ??= value.slice();
     if (typeof m.role === 'string' && CARRIED.has(m.role)) {
-      (held ??= [])[i] = m.content.bytes;
+      (held ??= [])[i] = m.content;
       out[i] = { ...m, content: HELD };
     } else out[i] = { ...m, content: m.content.text() };
   }
   return { value: out ?? value, held };
-}
-
-/** `m` with its content decoded from `bytes` when (and only if) something reads it. */
-function withLazyContent(m: Message, bytes: Buffer): Message {
-  let text: string | undefined;
-  const copy = { ...m };
-  Object.defineProperty(copy, 'content', { enumerable: true, get: () => (text ??= bytes.toString('utf8')) });
-  return copy;
 }
 
 export function encodeTrajectory(
@@ -109,7 +101,9 @@ export function encodeTrajectory(
     // The signature and the emitted tool calls write each argument value once between them.
     offsets[i + 1] = sharingArgumentsJson(() => {
       const bytes = held?.[i];
-      const signature = sign(bytes && m.role === 'assistant' ? withLazyContent(m, bytes) : m);
+      // A held assistant content is decoded only for a reply signed by it (sign.ts signsContent).
+      const signed = bytes && m.role === 'assistant' && signsContent(m as { tool_calls: ToolCall[] | null }) ? { ...m, content: bytes.text() } : m;
+      const signature = sign(signed);
       // Exact duplicates compare numbers by value (contract v3 §11): the record says when its text differs.
       const calls = (m as { tool_calls?: ToolCall[] | null }).tool_calls;
       const sourceNumbers = m.role === 'assistant' && !!calls && calls.some((c) => holdsSourceNumbers(c.function.arguments));

@@ -21,6 +21,7 @@ import { keyPartsOf } from '../contract/sign.js';
 import { normKeepsUtf8 } from '../contract/normalise.js';
 import { jsonTextByValue } from '../contract/json-numbers.js';
 import type { EmittedMessage } from '../types.js';
+import type { Utf8Bytes } from '../parquet/utf8-bytes.js';
 
 export { isWellFormed } from './key-hash.js';
 
@@ -79,7 +80,7 @@ export class SpillWriter {
    * `sourceNumbers`: the tool_calls keep a number's source text (sets SOURCE_NUMBERS). `content`: the
    * UTF-8 of the content, written in place of `e.content` (the reader's bytes, never decoded: encode.ts).
    */
-  appendMessage(code: number, e: EmittedMessage, signature: string, sourceNumbers = false, content?: Uint8Array): number {
+  appendMessage(code: number, e: EmittedMessage, signature: string, sourceNumbers = false, content?: Utf8Bytes): number {
     const [text, f1, f2] = recordFields(code, e);
     const f0 = content ? null : text;
     // UTF-8 takes at most 3 bytes per UTF-16 unit; the record is written whole into the buffer. A
@@ -100,7 +101,7 @@ export class SpillWriter {
       let n = 0;
       if (k === 0 && content) {
         // Checked UTF-8, so it holds no lone surrogate: the bytes writeText would have written.
-        b.set(content, p);
+        content.copyTo(b, p);
         n = content.length;
       } else if (f === null || f === undefined) flags |= 1 << k;
       else if (f) {

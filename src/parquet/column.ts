@@ -8,7 +8,7 @@ import { ENC, FIXED_WIDTH, MAX_PAGE, MAX_RUN_PADDING, MAX_STRING_BYTES, checkDec
 import { checkDeclaredSize, decodesWhole, inflater, mayHoldWhole, streamsBody, type Body, type Inflater, type StreamedBody } from './inflate.js';
 import { ParquetFormatError, ThriftEndError, ThriftReader, count, num, optNum, struct, type ThriftStruct } from './thrift.js';
 import { RowStarts } from './row-starts.js';
-import { Utf8Bytes } from './utf8-bytes.js';
+import { Utf8Arena, type Utf8Bytes } from './utf8-bytes.js';
 
 const PAGE = { DATA: 0, DICTIONARY: 2, DATA_V2: 3 } as const;
 /**
@@ -335,12 +335,12 @@ type TextReader = (b: Buffer, start: number, end: number) => string | Utf8Bytes;
 
 function textReader(bytesFrom: number): TextReader {
   if (bytesFrom === Infinity) return utf8;
+  const arena = new Utf8Arena();
   return (b, start, end) => {
     if (end - start < bytesFrom) return utf8(b, start, end);
-    const bytes = b.subarray(start, end);
-    if (!isUtf8(bytes)) throw new ParquetFormatError('a string that is not UTF-8');
+    if (!isUtf8(b.subarray(start, end))) throw new ParquetFormatError('a string that is not UTF-8');
     // A copy: the page's buffer is reused for the next window.
-    return new Utf8Bytes(Buffer.from(bytes));
+    return arena.copy(b, start, end);
   };
 }
 

@@ -37,7 +37,7 @@
 //     canonArguments: stable JSON, top-level reasoning keys removed), as tool calls are signed;
 //   - text outside the calls (the thought) is narration and takes no part.
 import { norm } from '../contract/normalise.js';
-import { actionSignature, canonArguments, keyAndSignature } from '../contract/sign.js';
+import { actionSignature, canonArguments, keyAndSignature, signsContent } from '../contract/sign.js';
 import type { Message, ToolCall } from '../types.js';
 import type { SchemaName } from './schema.js';
 
@@ -187,7 +187,7 @@ export function textActionMessageSignature(
   reasoningKeys: ReadonlySet<string>,
   opts: TextActionOptions = {},
 ): string {
-  if (msg.tool_calls && msg.tool_calls.length > 0) return actionSignature(msg, reasoningKeys);
+  if (!signsContent(msg)) return actionSignature(msg, reasoningKeys);
   if (opts.xml) {
     const calls = xmlFunctionCalls(msg.content);
     if (calls.length > 0) return calls.map((c) => `${c.name} ${canonArguments(c.params, reasoningKeys)}`).join('\n');
