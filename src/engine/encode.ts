@@ -101,11 +101,10 @@ export function encodeTrajectory(
     // The signature and the emitted tool calls write each argument value once between them.
     offsets[i + 1] = sharingArgumentsJson(() => {
       const bytes = held?.[i];
-      // A held assistant content is decoded only for a reply signed by it (sign.ts signsContent).
-      const signed = bytes && m.role === 'assistant' && signsContent(m as { tool_calls: ToolCall[] | null }) ? { ...m, content: bytes.text() } : m;
-      const signature = sign(signed);
-      // Exact duplicates compare numbers by value (contract v3 §11): the record says when its text differs.
       const calls = (m as { tool_calls?: ToolCall[] | null }).tool_calls;
+      // A held assistant content is decoded only for a reply signed by it (sign.ts signsContent).
+      const signature = sign(bytes && m.role === 'assistant' && signsContent({ tool_calls: calls }) ? { ...m, content: bytes.text() } : m);
+      // Exact duplicates compare numbers by value (contract v3 §11): the record says when its text differs.
       const sourceNumbers = m.role === 'assistant' && !!calls && calls.some((c) => holdsSourceNumbers(c.function.arguments));
       const e = emitMessage(m);
       // Normalisation and emission carry a content as it is: HELD still there says so of this one.

@@ -325,8 +325,12 @@ export function deltaBinaryPacked(w: Window, count: number, bits: 32 | 64): numb
  * A UTF8 value as a string. Invalid bytes are corrupt (parquet-rs and DuckDB refuse them), never
  * replaced with U+FFFD: that would change the value silently.
  */
-function utf8(b: Buffer, start: number, end: number): string {
+function checkUtf8(b: Buffer, start: number, end: number): void {
   if (!isUtf8(b.subarray(start, end))) throw new ParquetFormatError('a string that is not UTF-8');
+}
+
+function utf8(b: Buffer, start: number, end: number): string {
+  checkUtf8(b, start, end);
   return b.toString('utf8', start, end);
 }
 
@@ -338,7 +342,7 @@ function textReader(bytesFrom: number): TextReader {
   const arena = new Utf8Arena();
   return (b, start, end) => {
     if (end - start < bytesFrom) return utf8(b, start, end);
-    if (!isUtf8(b.subarray(start, end))) throw new ParquetFormatError('a string that is not UTF-8');
+    checkUtf8(b, start, end);
     // A copy: the page's buffer is reused for the next window.
     return arena.copy(b, start, end);
   };
@@ -581,7 +585,7 @@ function readDictionary(leaf: LeafColumn, codec: number, body: Body, h: ThriftSt
       // Empty entries (millions of them cost a few bytes of zstd) need no copy and no check.
       if (len > 0) {
         w.need(stringLength(w, len), 'a string');
-        if (!isUtf8(w.buf.subarray(w.pos, w.pos + len))) throw new ParquetFormatError('a string that is not UTF-8');
+        checkUtf8(w.buf, w.pos, w.pos + len);
         if (end + len > bytes.length) {
           const bigger = Buffer.allocUnsafe(Math.min(uncompressed, Math.max(end + len, 2 * bytes.length)));
           bytes.copy(bigger, 0, 0, end);
