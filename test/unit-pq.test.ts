@@ -64,6 +64,34 @@ describe('decodeHybrid (RLE / bit-packed levels and indices)', () => {
     expect(() => decodeHybrid(Uint8Array.from(bytes), width, count, new Uint32Array(count), true)).toThrow(ParquetFormatError);
   });
 
+  // Whole groups of widths up to 8 take a faster path than the values around them: every width, with
+  // counts that end on a group, inside one, and inside the padding of the last run, checked against
+  // the definition (value j is bits j*width .. j*width+width-1, LSB first) read bit by bit.
+  it.each(Array.from({ length: 25 }, (_, width) => width))('bit-packed runs of width %i against the bit-by-bit definition', (width) => {
+    let seed = 7 + width;
+    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    for (const [groups, count] of [[1, 8], [3, 24], [3, 21], [63, 500], [63, 504], [40, 317]] as const) {
+      const packed = new Uint8Array(groups * width);
+      for (let i = 0; i < packed.length; i++) packed[i] = Math.floor(random() * 256);
+      const want = Array.from({ length: count }, (_, j) => {
+        let v = 0;
+        for (let b = 0; b < width; b++) v += ((packed[(j * width + b) >> 3]! >> ((j * width + b) & 7)) & 1) * 2 ** b;
+        return v;
+      });
+      // Two runs back to back, the second cut at the count: the faster path must leave the position right.
+      const bytes = Uint8Array.from([(groups << 1) | 1, ...packed, (groups << 1) | 1, ...packed.subarray(0, Math.ceil((count * width) / 8))]);
+      for (const out of [new Uint32Array(groups * 8 + count), ...(width <= 8 ? [new Uint8Array(groups * 8 + count)] : [])]) {
+        decodeHybrid(bytes, width, groups * 8 + count, out);
+        const full = Array.from({ length: groups * 8 }, (_, j) => {
+          let v = 0;
+          for (let b = 0; b < width; b++) v += ((packed[(j * width + b) >> 3]! >> ((j * width + b) & 7)) & 1) * 2 ** b;
+          return v;
+        });
+        expect([...out]).toEqual([...full, ...want]);
+      }
+    }
+  });
+
   it.each([
     [0, 0],
     [1, 1],

@@ -74,12 +74,17 @@ export function shapeLeaf(
 
 /** Zip the shapes of `node`'s leaves (in leaf order) at depth `depth` into the node's value. */
 export function merge(node: LogicalNode, depth: number, shapes: readonly unknown[]): unknown {
-  const s0 = shapes[0];
+  return mergeAt(node, depth, shapes, 0, shapes.length);
+}
+
+/** merge of the node whose leaves' shapes are `shapes[from..to)` (no slice per struct field). */
+function mergeAt(node: LogicalNode, depth: number, shapes: readonly unknown[], from: number, to: number): unknown {
+  const s0 = shapes[from];
   // A struct passes its fields' shapes through, so a deeper marker belongs to a field.
   const isNull = s0 instanceof Null && s0.depth <= depth;
   // Every leaf below this node must say the same of it: one leaf's null struct against another's
   // value is a corrupt file (readers that believe one leaf or the other build different rows).
-  for (let k = 1; k < shapes.length; k++) {
+  for (let k = from + 1; k < to; k++) {
     const s = shapes[k];
     if ((s instanceof Null && s.depth <= depth) !== isNull) throw new ParquetFormatError('leaves disagree on a null');
   }
@@ -89,19 +94,28 @@ export function merge(node: LogicalNode, depth: number, shapes: readonly unknown
       if (s0 instanceof Null) throw new ParquetFormatError('a null marker below a leaf');
       return s0;
     case 'list': {
-      const arrays = shapes as unknown[][];
-      const n = arrays[0]!.length;
-      for (const a of arrays) if (!Array.isArray(a) || a.length !== n) throw new ParquetFormatError('leaves disagree on a list length');
+      const n = (s0 as unknown[]).length;
+      for (let k = from; k < to; k++) {
+        const a = shapes[k];
+        if (!Array.isArray(a) || a.length !== n) throw new ParquetFormatError('leaves disagree on a list length');
+      }
       const out = new Array<unknown>(n);
-      for (let e = 0; e < n; e++) out[e] = merge(node.item, depth + 1, arrays.length === 1 ? [arrays[0]![e]] : arrays.map((a) => a[e]));
+      const width = to - from;
+      // The element's shapes, one per leaf: a fresh array per element (mergeAt may keep none of it,
+      // but a leaf's own shape is returned as is).
+      for (let e = 0; e < n; e++) {
+        const item = new Array<unknown>(width);
+        for (let k = 0; k < width; k++) item[k] = (shapes[from + k] as unknown[])[e];
+        out[e] = mergeAt(node.item, depth + 1, item, 0, width);
+      }
       return out;
     }
     case 'struct': {
       const o: Record<string, unknown> = {};
-      let at = 0;
+      let at = from;
       for (const f of node.fields) {
         const k = leafCount(f);
-        o[f.name] = merge(f, depth + 1, shapes.slice(at, at + k));
+        o[f.name] = mergeAt(f, depth + 1, shapes, at, at + k);
         at += k;
       }
       return o;

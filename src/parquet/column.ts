@@ -178,6 +178,24 @@ export function bitWidth(maxLevel: number): number {
  * No RLE run may claim more values than are left (they cost no bytes: nothing else bounds them), and
  * with `exact`, the runs must end with the bytes.
  */
+/**
+ * `groups` whole bit-packed groups of 8 values of `width` <= 8 bits, LSB first, from `bytes` at `at`
+ * into `out` at `k`: a group is `width` bytes, read as two little-endian 32-bit words.
+ */
+function unpackGroups(bytes: Uint8Array, at: number, width: number, groups: number, out: Uint32Array | Uint8Array, k: number): void {
+  const mask = (1 << width) - 1;
+  const low = Math.min(width, 4);
+  for (let g = 0, q = at; g < groups; g++, q += width) {
+    let lo = 0;
+    let hi = 0;
+    for (let i = 0; i < low; i++) lo |= bytes[q + i]! << (8 * i);
+    for (let i = 4; i < width; i++) hi |= bytes[q + i]! << (8 * (i - 4));
+    for (let j = 0, s = 0; j < 8; j++, s += width) {
+      out[k++] = (s + width <= 32 ? lo >>> s : s >= 32 ? hi >>> (s - 32) : (lo >>> s) | (hi << (32 - s))) & mask;
+    }
+  }
+}
+
 export function decodeHybrid(bytes: Uint8Array, width: number, count: number, out: Uint32Array | Uint8Array, exact = false): void {
   if (width > 32) throw new ParquetFormatError(`bit width ${width}`);
   const valueBytes = (width + 7) >> 3;
@@ -207,15 +225,25 @@ export function decodeHybrid(bytes: Uint8Array, width: number, count: number, ou
       if (p + Math.ceil((n * width) / 8) > bytes.length) throw new ParquetFormatError('bit-packed run past the end');
       // LSB-first bit packing.
       let bitPos = p * 8;
+      let j = 0;
+      if (width <= 8) {
+        // Levels: whole groups of 8 values, three to four times the speed of the loop below, which
+        // reads what is left (a last group cut short by the count, whose bytes may end early).
+        const whole = n >> 3;
+        unpackGroups(bytes, p, width, whole, out, k);
+        k += whole * 8;
+        j = whole * 8;
+        bitPos += j * width;
+      }
       if (width <= 24) {
         // Up to 24 bits at any bit offset fit in the 32 bits read from 4 bytes (missing bytes read as 0).
-        for (let j = 0; j < n; j++, bitPos += width) {
+        for (; j < n; j++, bitPos += width) {
           const b = bitPos >> 3;
           const w32 = bytes[b]! | ((bytes[b + 1] ?? 0) << 8) | ((bytes[b + 2] ?? 0) << 16) | ((bytes[b + 3] ?? 0) << 24);
           out[k++] = (w32 >>> (bitPos & 7)) & mask;
         }
       } else {
-        for (let j = 0; j < n; j++) {
+        for (; j < n; j++) {
           let v = 0;
           for (let b = 0; b < width; b++, bitPos++) v += ((bytes[bitPos >> 3]! >> (bitPos & 7)) & 1) * 2 ** b;
           out[k++] = v;
