@@ -77,7 +77,9 @@ export function* readRows(
     if (!col.node) throw new Unsupported(col.unsupported ?? name);
     const leaves = col.leaves.map((i) => meta.leaves[i]!);
     const nodes = leaves.map((l) => l.nodes);
-    return { name, node: col.node, leaves, nodes, listAt: nodes.map((n) => listLevels(n)), chunks: col.leaves.map((i) => rg.chunks[i]!) };
+    // What an error names: built once, not per row.
+    const where = { column: `column ${name}: `, leaves: leaves.map((l) => `column ${l.path.join('.')}: `) };
+    return { name, node: col.node, leaves, nodes, listAt: nodes.map((n) => listLevels(n)), chunks: col.leaves.map((i) => rg.chunks[i]!), where };
   });
   const fd = openSync(path, 'r');
   let where = '';
@@ -97,12 +99,12 @@ export function* readRows(
       for (let c = 0; c < cols.length; c++) {
         const col = cols[c]!;
         const triples = streams[c]!.map((s, j) => {
-          where = `column ${col.leaves[j]!.path.join('.')}: `;
+          where = col.where.leaves[j]!;
           const r = s.next();
           if (r.done) throw new ParquetFormatError(`fewer rows than the row group's ${rg.numRows}`);
           return r.value;
         });
-        where = `column ${col.name}: `;
+        where = col.where.column;
         values[c] = assembleRow(col.node, col.nodes, triples, col.listAt);
       }
       yield values;
