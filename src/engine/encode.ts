@@ -12,7 +12,7 @@ import { emitMessage } from '../contract/emit.js';
 import { holdsSourceNumbers } from '../contract/json-numbers.js';
 import { BadValue, normaliseTrajectory, type NormaliseTally } from '../contract/normalise.js';
 import { ROLE_CODES, type EncodedTrajectory } from './protocol.js';
-import { actionSignature, sharingArgumentsJson, signsContent } from '../contract/sign.js';
+import { actionSignature, parsedFrom, sharingArgumentsJson, signsContent } from '../contract/sign.js';
 import { TEXT_ACTION_SCHEMES, textActionMessageSignature, type TextActionScheme } from '../sources/text-actions.js';
 import type { SpillWriter } from './spill.js';
 import { Utf8Bytes } from '../parquet/utf8-bytes.js';
@@ -61,6 +61,22 @@ function holdBytes(value: unknown): { value: unknown; held: (Utf8Bytes | undefin
   return { value: out ?? value, held };
 }
 
+/**
+ * Tell the sharing scope the JSON text each call's arguments of this message were parsed from, a
+ * moment ago by normaliseTrajectory (sign.ts parsedFrom): the signature and the emitted calls then
+ * slice the values from it. `raw` is the message as given; a call list given as JSON text is skipped.
+ */
+function parsedArguments(raw: unknown, calls: readonly ToolCall[]): void {
+  const list = (raw as RawMessage | null)?.tool_calls;
+  if (!Array.isArray(list)) return;
+  for (let j = 0; j < calls.length; j++) {
+    const c = calls[j]!;
+    const text = (list[j] as { function?: { arguments?: unknown } } | null)?.function?.arguments;
+    const args = c.function.arguments;
+    if (typeof text === 'string' && !c.malformed && args !== null && typeof args === 'object' && !Array.isArray(args)) parsedFrom(args, text);
+  }
+}
+
 export function encodeTrajectory(
   key: number,
   value: unknown,
@@ -102,6 +118,7 @@ export function encodeTrajectory(
     offsets[i + 1] = sharingArgumentsJson(() => {
       const bytes = held?.[i];
       const calls = (m as { tool_calls?: ToolCall[] | null }).tool_calls;
+      if (calls) parsedArguments((asText as unknown[])[i], calls);
       // A held assistant content is decoded only for a reply signed by it (sign.ts signsContent).
       const signature = sign(bytes && m.role === 'assistant' && signsContent({ tool_calls: calls }) ? { ...m, content: bytes.text() } : m);
       // Exact duplicates compare numbers by value (contract v3 §11): the record says when its text differs.
