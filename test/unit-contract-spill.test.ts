@@ -15,8 +15,9 @@ import { keyAndSignature } from '../src/contract/sign.js';
 import { MEMORY_SPILL_PATH, MemorySpillReader, MemorySpillWriter } from '../src/engine/memory-spill.js';
 import { ROLE_CODES } from '../src/engine/protocol.js';
 import { continuation } from '../src/shapes/continuation.js';
-import { HEADER, SpillReader, SpillWriter, decodeRecord } from '../src/engine/spill.js';
-import { SpillTrajectory, hooksFor, type MinedContinuation } from '../src/engine/spill-walk.js';
+import { HEADER, SpillReader, SpillWriter, decodeRecord, writeRecordJson } from '../src/engine/spill.js';
+import { JsonBytes } from '../src/engine/json-bytes.js';
+import { SpillTrajectory, hooksFor, jsonlHooksFor, type MinedContinuation } from '../src/engine/spill-walk.js';
 import type { EmittedMessage, PairRow } from '../src/types.js';
 import { walkInstance } from '../src/contract/walk.js';
 
@@ -41,6 +42,10 @@ function roundTrip(recs: Rec[]): { message: EmittedMessage; signature: string }[
       const b = reader.readBytes(path, start, end);
       const d = decodeRecord(b, 0);
       expect(d.end).toBe(end - start);
+      // The walk's JSONL writes the record from its bytes: JSON.stringify of the decoded message.
+      const out = new JsonBytes(16);
+      expect(writeRecordJson(b, 0, out)).toBe(d.end);
+      expect(Buffer.from(out.take()).toString('utf8')).toBe(JSON.stringify(d.message));
       return { message: d.message, signature: b.toString('utf8', d.signatureStart, d.end) };
     });
   } finally {
@@ -262,6 +267,52 @@ describe('SpillTrajectory: comparison keys from the records, read as the walk re
     // records up to message 3 (the 70 kB output is message 5) plus at most one 64 KiB read each.
     expect(reader.bytes).toBeLessThan(2 * (1 << 16) + 4096);
     expect(store.contents().length).toBeGreaterThan(800_000);
+  });
+});
+
+// Worker walk tasks write each kept row's JSON line from the spill bytes (jsonlHooksFor): the same
+// bytes as JSON.stringify of the row hooksFor builds, and the same counters.
+describe('jsonlHooksFor: the JSONL of hooksFor rows, written from the records', () => {
+  // Shared up to message 7, where they part: a call, or (even k) a text reply with a lone surrogate.
+  const odd = (k: number): Raw[] => [
+    sys,
+    { role: 'user', content: 'Fix "it" \\ now\r\n\t\u0001 caf\u00e9 😀 \u2028' },
+    call('ls', 'c1'),
+    { role: 'tool', content: null, name: null, tool_call_id: 'c1' },
+    { role: 'developer', content: 'note\ud800' },
+    call('cat log', 'c2'),
+    result('c2', '"quoted"\t\\\n\u001b[0m '.repeat(8_000)),
+    k % 2 === 1 ? call(`step ${k}`, `c${k}`) : { role: 'assistant', content: `done ${k} \udc00`, tool_calls: null },
+  ];
+  const rows: [string, Raw[][], number][] = [
+    ['one resolved, one failed, parting at a call', [R, F], 1],
+    ['three against two, with lone surrogates, nulls, an unknown role and long outputs', [odd(1), odd(2), odd(3), odd(4), R], 3],
+    ['rows capped at one per instance', [odd(1), odd(2), odd(3)], 2],
+  ];
+  it.each(rows)('%s', (_name, trajectories, resolvedCount) => {
+    const { ts, reader } = spilled(trajectories);
+    const resolved = ts.slice(0, resolvedCount);
+    const failed = ts.slice(resolvedCount);
+    const opts = { minSimilaritySkip: 0.95, maxPairsPerInstance: _name.includes('capped') ? 1 : 10 };
+    const byValue = emptyCounters();
+    const want = walkInstance(resolved, failed, opts, hooksFor({ instanceId: 'I "1"' }, reader, null), byValue).map((r) => `${JSON.stringify(r)}\n`).join('');
+    const byBytes = emptyCounters();
+    const out = new JsonBytes(64);
+    const kept = walkInstance(resolved, failed, opts, jsonlHooksFor({ instanceId: 'I "1"' }, reader, out), byBytes);
+    expect(Buffer.from(out.take()).toString('utf8')).toBe(want);
+    expect(byBytes).toEqual(byValue);
+    expect(kept.length).toBe(byValue.pairs_emitted);
+    expect(byValue.pairs_emitted).toBeGreaterThan(0);
+  });
+
+  it('a trajectory without a repo writes "repo":null', () => {
+    const { ts, reader } = spilled([R, F]);
+    const noRepo = (t: SpillTrajectory) => new SpillTrajectory(t.trajectoryId, null, { length: t.length, block: t.ref().block }, MEMORY_SPILL_PATH).load(reader);
+    const out = new JsonBytes(64);
+    walkInstance([noRepo(ts[0]!)], [noRepo(ts[1]!)], { minSimilaritySkip: 0.95, maxPairsPerInstance: 4 }, jsonlHooksFor({ instanceId: 'I' }, reader, out), emptyCounters());
+    const row = JSON.parse(Buffer.from(out.take()).toString('utf8')) as PairRow;
+    expect(row.repo).toBeNull();
+    expect(Object.keys(row)).toEqual(['prompt', 'chosen', 'rejected', 'instance_id', 'repo', 'chosen_trajectory_id', 'rejected_trajectory_id', 'divergence_turn', 'divergence_msg_index', 'action_similarity']);
   });
 });
 

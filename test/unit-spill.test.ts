@@ -18,7 +18,8 @@ import { normaliseMessage, type NormaliseTally } from '../src/contract/normalise
 import { ROLE_CODES } from '../src/engine/protocol.js';
 import { actionSignature, DEFAULT_REASONING_KEYS, keyAndSignature } from '../src/contract/sign.js';
 import { TEXT_ACTION_SCHEMES, textActionsKeyAndSignature } from '../src/sources/text-actions.js';
-import { decodeRecord, decodeSignature, emittedHash, recordKeyHash, SpillReader, SpillWriter } from '../src/engine/spill.js';
+import { decodeRecord, decodeSignature, emittedHash, recordKeyHash, SpillReader, SpillWriter, writeRecordJson } from '../src/engine/spill.js';
+import { JsonBytes } from '../src/engine/json-bytes.js';
 import type { ToolCall } from '../src/types.js';
 
 const DEFAULT = new Set(DEFAULT_REASONING_KEYS);
@@ -29,6 +30,12 @@ const spillPath = () => join(dir, `spill-${fileNo++}.bin`);
 const tally = (): NormaliseTally => ({ malformed_arguments: 0, unknown_roles: 0 });
 // Contract 9.9: keys are hashed as their WTF-8 (key-hash.ts), which is UTF-8 for well-formed keys.
 const sha16 = (bytes: Buffer) => createHash('sha256').update(bytes).digest().subarray(0, 16);
+/** writeRecordJson of the record at 0 in `b`, and where it says the record ends. */
+const recordJson = (b: Buffer): { json: string; end: number } => {
+  const out = new JsonBytes(16);
+  const end = writeRecordJson(b, 0, out);
+  return { json: Buffer.from(out.take()).toString('utf8'), end };
+};
 
 // --- real upstream values (CC-BY-4.0 © Nebius) -------------------------------------------------
 const THINK_ARGS = String.raw`{"thought": "Let me search for relevant files and methods. The issue is about the Variable class inheriting from xarray.DataArray and having problems with the diff method. I need to:\n\n1. Look at the Variable class definition\n2. Understand how it inherits from xarray.DataArray\n3. See what happens when diff is called on a Variable\n4. Find where constraints are processed\n5. Understand how the diff operation affects the optimization\n\nLet me start by looking at the variables.py file since that's where the Variable class should be defined."}`;
@@ -152,6 +159,15 @@ describe('encodeTrajectory + SpillWriter/SpillReader round trip', () => {
     expect(r.end).toBe(b.length);
     return { message: r.message, signature: decodeSignature(b, 0), emitted: emittedHash(b, 0).toString('hex'), key: recordKeyHash(b, 0) };
   };
+
+  it('writeRecordJson writes JSON.stringify of each decoded record, from its bytes', () => {
+    for (const e of [enc, enc2]) {
+      for (let i = 0; i < e.roles.length; i++) {
+        const b = reader.readBytes(path, e.offsets[i]!, e.offsets[i + 1]!);
+        expect(recordJson(b)).toEqual({ json: JSON.stringify(decodeRecord(b, 0).message), end: b.length });
+      }
+    }
+  });
 
   it('key, roles, and one record per message', () => {
     expect(enc.key).toBe(41);
@@ -381,6 +397,8 @@ describe('strings with lone surrogates read back unchanged (contract 9.9)', () =
     reader.close();
     const m = normaliseMessage(raw as Record<string, unknown>, tally());
     expect(JSON.stringify(decodeRecord(b, 0).message)).toBe(JSON.stringify(emitMessage(m)));
+    // Fields kept as UTF-16LE go by their text; the others by their bytes.
+    expect(recordJson(b).json).toBe(JSON.stringify(emitMessage(m)));
     expect(decodeSignature(b, 0)).toBe(m.role === 'assistant' ? actionSignature(m as { content: string | null; tool_calls: ToolCall[] | null }, DEFAULT) : '');
   });
 });

@@ -17,7 +17,10 @@ export interface WalkOptions {
   maxPairsPerInstance: number;
 }
 
-export interface InstanceHooks<T extends Walkable> {
+/** What walkInstance reads of a row it keeps. */
+export type KeptRow = Pick<PairRow, 'divergence_turn'>;
+
+export interface InstanceHooks<T extends Walkable, R extends KeptRow = PairRow> {
   /** actionSignature of assistant message i. */
   signature(t: T, i: number): string;
   /**
@@ -26,7 +29,7 @@ export interface InstanceHooks<T extends Walkable> {
    */
   dedupeKey(resolved: T, failed: T, i: number): string;
   /** The output row for a divergence at i; called only for rows that are kept. */
-  buildRow(resolved: T, failed: T, i: number, similarity: number): PairRow;
+  buildRow(resolved: T, failed: T, i: number, similarity: number): R;
 }
 
 /** First index whose keys differ, or null when one trajectory is a prefix of the other. */
@@ -51,14 +54,14 @@ export function actionSimilarity(sigR: string, sigF: string): number {
  * Walk every (resolved, failed) pair of one instance, resolved-major, both sides already in rank order,
  * applying the filters in contract order. Updates `counters` and returns the kept rows in order.
  */
-export function walkInstance<T extends Walkable>(
+export function walkInstance<T extends Walkable, R extends KeptRow = PairRow>(
   resolved: readonly T[],
   failed: readonly T[],
   opts: WalkOptions,
-  hooks: InstanceHooks<T>,
+  hooks: InstanceHooks<T, R>,
   counters: Counters,
-): PairRow[] {
-  const kept: PairRow[] = [];
+): R[] {
+  const kept: R[] = [];
   const seen = new Set<string>();
   for (const r of resolved) {
     for (const f of failed) {

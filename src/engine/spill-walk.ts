@@ -6,9 +6,10 @@ import { makeRow } from '../contract/emit.js';
 import { HASH_BYTES } from './key-hash.js';
 import { ROLE_NAMES, type DecodedTrajectory, type WalkTrajectory } from './protocol.js';
 import { continuation, type MinedContinuation } from '../shapes/continuation.js';
-import { HEADER as SPILL_HEADER, SIGNATURE_UTF16, SpillReader, decodeRecord, emittedHash, emittedLength, readIndexBlock, recordKeyHash } from './spill.js';
+import { HEADER as SPILL_HEADER, SIGNATURE_UTF16, SpillReader, decodeRecord, emittedHash, emittedLength, readIndexBlock, recordKeyHash, writeRecordJson } from './spill.js';
+import type { JsonBytes } from './json-bytes.js';
 import type { EmittedMessage, PairRow } from '../types.js';
-import { assistantTurn, type Walkable } from '../contract/walk.js';
+import { assistantTurn, type InstanceHooks, type KeptRow, type Walkable } from '../contract/walk.js';
 
 export type { MinedContinuation } from '../shapes/continuation.js';
 
@@ -130,6 +131,11 @@ export class SpillTrajectory implements Walkable {
     }
     return out;
   }
+  /** The spill bytes of records from..to (inclusive), end to end. */
+  recordBytes(reader: SpillReader, from: number, to: number): Buffer {
+    const o = this.a.offsets;
+    return reader.readBytes(this.spillPath, o[from]!, o[to + 1]!);
+  }
   signature(reader: SpillReader, i: number): string {
     const o = this.a.offsets;
     // The signature ends the record; its start follows from the header's field lengths.
@@ -180,3 +186,41 @@ export function hooksFor(inst: { instanceId: string }, reader: SpillReader, cont
   };
 }
 
+
+/**
+ * hooksFor's rows (without a continuation) written as JSONL into `out` as they are built: the bytes
+ * of JSON.stringify of hooksFor's row and a newline, written from the spill records without decoding
+ * them (spill.ts writeRecordJson). buildRow gives back only what walkInstance reads of a kept row.
+ */
+export function jsonlHooksFor(inst: { instanceId: string }, reader: SpillReader, out: JsonBytes): InstanceHooks<SpillTrajectory, KeptRow> {
+  const { signature, dedupeKey } = hooksFor(inst, reader, null);
+  return {
+    signature,
+    dedupeKey,
+    buildRow: (r, f, i, similarity) => {
+      const turn = assistantTurn(r, i);
+      // makeRow's members in order: the prompt (messages 0..i-1 of the resolved side), chosen
+      // (its message i), rejected (the failed side's message i), then the scalars.
+      const rb = r.recordBytes(reader, 0, i);
+      out.ascii('{"prompt":[');
+      let p = 0;
+      for (let j = 0; j < i; j++) {
+        if (j > 0) out.ascii(',');
+        p = writeRecordJson(rb, p, out);
+      }
+      out.ascii('],"chosen":');
+      writeRecordJson(rb, p, out);
+      out.ascii(',"rejected":');
+      writeRecordJson(f.recordBytes(reader, i, i), 0, out);
+      out.member('instance_id', inst.instanceId);
+      out.member('repo', r.repo);
+      out.member('chosen_trajectory_id', r.trajectoryId);
+      out.member('rejected_trajectory_id', f.trajectoryId);
+      out.member('divergence_turn', turn);
+      out.member('divergence_msg_index', i);
+      out.member('action_similarity', similarity);
+      out.ascii('}\n');
+      return { divergence_turn: turn };
+    },
+  };
+}

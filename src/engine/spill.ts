@@ -22,6 +22,7 @@ import { normKeepsUtf8 } from '../contract/normalise.js';
 import { jsonTextByValue } from '../contract/json-numbers.js';
 import type { EmittedMessage } from '../types.js';
 import type { Utf8Bytes } from '../parquet/utf8-bytes.js';
+import type { JsonBytes } from './json-bytes.js';
 
 export { isWellFormed } from './key-hash.js';
 
@@ -288,6 +289,54 @@ export function decodeRecord(b: Buffer, p: number): { message: EmittedMessage; e
       message = { role: ROLE_NAMES[code]!, content: f0 };
   }
   return { message, end, signatureStart: q + 4 };
+}
+
+/**
+ * JSON.stringify(decodeRecord(b, p).message), written into `out` from the record's bytes: a UTF-8
+ * field is escaped as it is (it is well-formed: writeText keeps anything else as UTF-16LE), a UTF-16LE
+ * field goes by its text. Returns the record's end.
+ */
+export function writeRecordJson(b: Buffer, p: number, out: JsonBytes): number {
+  const { code, flags, l0, l1, l2 } = recordHeader(b, p);
+  const starts = [p + HEADER, p + HEADER + l0, p + HEADER + l0 + l1];
+  const lengths = [l0, l1, l2];
+  const field = (k: number): void => {
+    const start = starts[k]!;
+    if (flags & (1 << k)) out.ascii('null');
+    else if (flags & (8 << k)) out.value(b.toString('utf16le', start, start + lengths[k]!));
+    else out.utf8String(b, start, start + lengths[k]!);
+  };
+  // Members in decodeRecord's order, which is the emitted message's (emit.ts).
+  switch (code) {
+    case ROLE_CODES.assistant:
+      out.ascii('{"role":"assistant","content":');
+      field(0);
+      out.ascii(',"tool_calls":');
+      field(1);
+      break;
+    case ROLE_CODES.tool:
+      out.ascii('{"role":"tool","content":');
+      field(0);
+      out.ascii(',"name":');
+      field(1);
+      out.ascii(',"tool_call_id":');
+      field(2);
+      break;
+    case ROLE_CODES.other:
+      out.ascii('{"role":');
+      field(1);
+      out.ascii(',"content":');
+      field(0);
+      break;
+    default:
+      out.ascii('{"role":');
+      out.value(ROLE_NAMES[code]);
+      out.ascii(',"content":');
+      field(0);
+  }
+  out.ascii('}');
+  const q = starts[2]! + l2;
+  return q + 4 + b.readUInt32LE(q);
 }
 
 /** The signature of the record at `p` in `b` (the whole record must be in `b`). */

@@ -22,7 +22,8 @@ import { parquetLibs } from '../io/parquet-libs.js';
 import type { ColumnResult, DecodeResult, DecodedTrajectory, EncodedTrajectory, IndexResult, MetaResult, SampleResult, Task, WalkResult } from './protocol.js';
 import { emptyCounters } from '../contract/counters.js';
 import { SpillReader } from './spill.js';
-import { SpillTrajectory, hooksFor } from './spill-walk.js';
+import { SpillTrajectory, jsonlHooksFor } from './spill-walk.js';
+import { JsonBytes } from './json-bytes.js';
 import { walkInstance } from '../contract/walk.js';
 import { checkPageHeaders, fileMeta, footer, listStructField, readRows, Unsupported, type ReadOptions } from '../parquet/reader.js';
 import { pureJsDecoders } from '../parquet/inflate.js';
@@ -552,45 +553,28 @@ async function indexDuck(task: Extract<Task, { kind: 'index' }>): Promise<IndexR
 
 let walkReader: SpillReader | null = null;
 /**
- * The JSONL of a walk task, encoded into one buffer kept for every task (grown as needed, back to
+ * The JSONL of a walk task, written into one buffer kept for every task (grown as needed, back to
  * WALK_BYTES after a larger task): a fresh buffer per row costs its page faults, at hundreds of MB of rows.
  */
-let walkBytes = Buffer.allocUnsafe(0);
 const WALK_BYTES = 8 * 2 ** 20;
+let walkJson: JsonBytes | null = null;
 
 /** Walk instances over the spill files (every decode has finished and flushed) and serialise their rows. */
 function walk(task: Extract<Task, { kind: 'walk' }>): WalkResult {
   const reader = (walkReader ??= new SpillReader());
+  const out = (walkJson ??= new JsonBytes(WALK_BYTES));
   const counters = emptyCounters();
   const sizes: number[] = [];
   const opts = { minSimilaritySkip: task.minSimilaritySkip, maxPairsPerInstance: task.maxPairsPerInstance };
-  let used = 0;
   for (const inst of task.instances) {
     const load = (t: (typeof inst.resolved)[number]) => new SpillTrajectory(t.trajectoryId, t.repo, t, t.spill).load(reader);
-    const rows = walkInstance(inst.resolved.map(load), inst.failed.map(load), opts, hooksFor(inst, reader, null), counters);
-    // Row by row: one string of every row could pass V8's string limit (about 512 MiB). Each row's
-    // JSON goes to UTF-8 once, straight into the task's buffer, then its newline.
-    const start = used;
-    for (const row of rows) {
-      const json = JSON.stringify(row);
-      // UTF-8 takes at most 3 bytes per UTF-16 unit; a very long row (a 300 MB tool output) is
-      // measured instead, so that the buffer grows by what it needs, not by three times that.
-      const room = used + (json.length <= WALK_BYTES ? 3 * json.length : Buffer.byteLength(json, 'utf8')) + 1;
-      if (room > walkBytes.length) {
-        const bigger = Buffer.allocUnsafe(Math.max(room, 2 * walkBytes.length, WALK_BYTES));
-        walkBytes.copy(bigger, 0, 0, used);
-        walkBytes = bigger;
-      }
-      used += walkBytes.write(json, used, 'utf8');
-      walkBytes[used++] = 0x0a;
-    }
-    sizes.push(used - start);
+    // Each kept row's JSON line is written into `out` as the walk builds it (spill-walk.ts jsonlHooksFor).
+    const start = out.used;
+    walkInstance(inst.resolved.map(load), inst.failed.map(load), opts, jsonlHooksFor(inst, reader, out), counters);
+    sizes.push(out.used - start);
   }
   // The bytes leave in a buffer of their own (moved to the main thread, not copied).
-  const jsonl = new Uint8Array(used);
-  jsonl.set(walkBytes.subarray(0, used));
-  if (walkBytes.length > WALK_BYTES) walkBytes = Buffer.allocUnsafe(WALK_BYTES);
-  return { jsonl, sizes, counters: { ...counters } };
+  return { jsonl: out.take(), sizes, counters: { ...counters } };
 }
 
 /** One small column of a row group, every row in order (our reader, else parquet-wasm; DuckDB for --engine duckdb). */
