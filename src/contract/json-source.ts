@@ -10,7 +10,7 @@
 // answers null and the caller writes the values itself.
 
 /** `String.prototype.isWellFormed` (Node 20 has it; the ES2023 lib typings do not): no lone surrogate. */
-const isWellFormed = (s: string): boolean => (s as unknown as { isWellFormed(): boolean }).isWellFormed();
+export const isWellFormed = (s: string): boolean => (s as unknown as { isWellFormed(): boolean }).isWellFormed();
 
 /** JSON white space: what JSON.parse skips between tokens. */
 function skipSpace(text: string, p: number): number {

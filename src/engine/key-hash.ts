@@ -2,8 +2,9 @@
 // walk computes them from spill records (spill.ts recordKeyHash), only for the messages it compares.
 import { createHash, hash } from 'node:crypto';
 
-/** `String.prototype.isWellFormed` (Node 20 has it; the ES2023 lib typings do not): no lone surrogate. */
-export const isWellFormed = (s: string): boolean => (s as unknown as { isWellFormed(): boolean }).isWellFormed();
+import { isWellFormed } from '../contract/json-source.js';
+
+export { isWellFormed };
 
 export const HASH_BYTES = 16;
 /** Keys up to this many UTF-16 units are encoded into one reused buffer and hashed in one call. */

@@ -98,8 +98,7 @@ export class SpillTrajectory implements Walkable {
   }
   /** Emitted message i alone, read back from the spill. */
   message(reader: SpillReader, i: number): EmittedMessage {
-    const o = this.a.offsets;
-    return decodeRecord(reader.readBytes(this.spillPath, o[i]!, o[i + 1]!), 0).message;
+    return decodeRecord(this.recordBytes(reader, i, i), 0).message;
   }
   get tools(): string | null {
     return this.meta.tools ?? null;
@@ -120,8 +119,7 @@ export class SpillTrajectory implements Walkable {
   }
   /** Emitted messages 0..i (inclusive) read back from the spill. */
   messages(reader: SpillReader, upTo: number): EmittedMessage[] {
-    const o = this.a.offsets;
-    const b = reader.readBytes(this.spillPath, o[0]!, o[upTo + 1]!);
+    const b = this.recordBytes(reader, 0, upTo);
     const out: EmittedMessage[] = [];
     let p = 0;
     for (let j = 0; j <= upTo; j++) {
@@ -185,7 +183,6 @@ export function hooksFor(inst: { instanceId: string }, reader: SpillReader, cont
     },
   };
 }
-
 
 /**
  * hooksFor's rows (without a continuation) written as JSONL into `out` as they are built: the bytes

@@ -298,45 +298,47 @@ export function decodeRecord(b: Buffer, p: number): { message: EmittedMessage; e
  */
 export function writeRecordJson(b: Buffer, p: number, out: JsonBytes): number {
   const { code, flags, l0, l1, l2 } = recordHeader(b, p);
-  const starts = [p + HEADER, p + HEADER + l0, p + HEADER + l0 + l1];
-  const lengths = [l0, l1, l2];
-  const field = (k: number): void => {
-    const start = starts[k]!;
-    if (flags & (1 << k)) out.ascii('null');
-    else if (flags & (8 << k)) out.value(b.toString('utf16le', start, start + lengths[k]!));
-    else out.utf8String(b, start, start + lengths[k]!);
-  };
+  const f0 = p + HEADER;
+  const f1 = f0 + l0;
+  const f2 = f1 + l1;
   // Members in decodeRecord's order, which is the emitted message's (emit.ts).
   switch (code) {
     case ROLE_CODES.assistant:
       out.ascii('{"role":"assistant","content":');
-      field(0);
+      fieldJson(b, flags, 0, f0, l0, out);
       out.ascii(',"tool_calls":');
-      field(1);
+      fieldJson(b, flags, 1, f1, l1, out);
       break;
     case ROLE_CODES.tool:
       out.ascii('{"role":"tool","content":');
-      field(0);
+      fieldJson(b, flags, 0, f0, l0, out);
       out.ascii(',"name":');
-      field(1);
+      fieldJson(b, flags, 1, f1, l1, out);
       out.ascii(',"tool_call_id":');
-      field(2);
+      fieldJson(b, flags, 2, f2, l2, out);
       break;
     case ROLE_CODES.other:
       out.ascii('{"role":');
-      field(1);
+      fieldJson(b, flags, 1, f1, l1, out);
       out.ascii(',"content":');
-      field(0);
+      fieldJson(b, flags, 0, f0, l0, out);
       break;
     default:
       out.ascii('{"role":');
       out.value(ROLE_NAMES[code]);
       out.ascii(',"content":');
-      field(0);
+      fieldJson(b, flags, 0, f0, l0, out);
   }
   out.ascii('}');
-  const q = starts[2]! + l2;
+  const q = f2 + l2;
   return q + 4 + b.readUInt32LE(q);
+}
+
+/** JSON.stringify(fieldText(b, flags, k, start, len)) into `out`: a UTF-8 field from its bytes. */
+function fieldJson(b: Buffer, flags: number, k: number, start: number, len: number, out: JsonBytes): void {
+  if (flags & (1 << k)) out.ascii('null');
+  else if (flags & (8 << k)) out.value(b.toString('utf16le', start, start + len));
+  else out.utf8String(b, start, start + len);
 }
 
 /** The signature of the record at `p` in `b` (the whole record must be in `b`). */

@@ -174,11 +174,6 @@ export function bitWidth(maxLevel: number): number {
 }
 
 /**
- * The RLE / bit-packed hybrid encoding (levels and dictionary indices): `count` values into `out`.
- * No RLE run may claim more values than are left (they cost no bytes: nothing else bounds them), and
- * with `exact`, the runs must end with the bytes.
- */
-/**
  * `groups` whole bit-packed groups of 8 values of `width` <= 8 bits, LSB first, from `bytes` at `at`
  * into `out` at `k`: a group is `width` bytes, read as two little-endian 32-bit words.
  */
@@ -196,6 +191,11 @@ function unpackGroups(bytes: Uint8Array, at: number, width: number, groups: numb
   }
 }
 
+/**
+ * The RLE / bit-packed hybrid encoding (levels and dictionary indices): `count` values into `out`.
+ * No RLE run may claim more values than are left (they cost no bytes: nothing else bounds them), and
+ * with `exact`, the runs must end with the bytes.
+ */
 export function decodeHybrid(bytes: Uint8Array, width: number, count: number, out: Uint32Array | Uint8Array, exact = false): void {
   if (width > 32) throw new ParquetFormatError(`bit width ${width}`);
   const valueBytes = (width + 7) >> 3;
