@@ -5,13 +5,16 @@
 //     worker threads: what the two cores give to work that shares nothing;
 //   - floor:   bench/floor.mjs F --threads 1 / 2 (every zstd page of `trajectory` decompressed once,
 //     pages split by bytes): work as memory-heavy as the miner's largest share;
-//   - mine:    the miner (`mine --parquet F`), --workers 1 / 2, wall of the whole process.
+//   - mine:    the miner (`mine --parquet F`), --workers 1 / 2, wall of the whole process;
+//   - independent: one `mine --workers 1` process, against two of them started at once (each with its
+//     own output): two processes share nothing but the machine, so what they get together is the most
+//     a second worker can give this work. Its speed-up is 2 x (one job's wall) / (two jobs' wall).
 // Each round runs every kind with 1 and 2 threads, the order of the two alternating round by round;
 // the report gives medians and every round's figures. What two threads give the floor is what this
 // machine gives the miner's largest share of work (zstd over a window larger than the caches).
 //
-//   node bench/scaling.mjs F [--rounds 3] [--skip-mine]
-import { spawnSync } from 'node:child_process';
+//   node bench/scaling.mjs F [--rounds 3] [--skip-mine] [--only compute,floor,mine,independent]
+import { spawn, spawnSync } from 'node:child_process';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -38,10 +41,10 @@ function spin(steps) {
 if (!isMainThread) {
   parentPort.postMessage(spin(workerData.steps));
 } else {
-  const { values, positionals } = parseArgs({ allowPositionals: true, options: { rounds: { type: 'string', default: '3' }, 'skip-mine': { type: 'boolean', default: false } } });
+  const { values, positionals } = parseArgs({ allowPositionals: true, options: { rounds: { type: 'string', default: '3' }, 'skip-mine': { type: 'boolean', default: false }, only: { type: 'string' } } });
   const file = positionals[0] ? resolve(positionals[0]) : null;
   if (!file) {
-    console.error('usage: node bench/scaling.mjs F [--rounds 3] [--skip-mine]');
+    console.error('usage: node bench/scaling.mjs F [--rounds 3] [--skip-mine] [--only compute,floor,mine,independent]');
     process.exit(2);
   }
   const rounds = Number(values.rounds);
@@ -77,11 +80,30 @@ if (!isMainThread) {
     return { wall: child([join(ROOT, 'bin', 'divergence-mine'), 'mine', '--parquet', file, '--out', out, '--force', '-q', '--workers', String(workers)]).wall };
   }
 
+  /** `jobs` `mine --workers 1` processes started together; the wall until the last one ends. */
+  async function independent(jobs) {
+    const t0 = performance.now();
+    await Promise.all(
+      Array.from({ length: jobs }, (_, j) => new Promise((res, rej) => {
+        const args = [join(ROOT, 'bin', 'divergence-mine'), 'mine', '--parquet', file, '--out', join(tmp, `independent-${j}.jsonl`), '--force', '-q', '--workers', '1'];
+        const c = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+        let err = '';
+        c.stderr.on('data', (d) => (err += d));
+        c.on('error', rej);
+        c.on('exit', (code) => (code === 0 ? res() : rej(new Error(`${args.join(' ')}: exit ${code}\n${err}`))));
+      })),
+    );
+    return { wall: (performance.now() - t0) / 1000 };
+  }
+
+  const only = values.only ? new Set(values.only.split(',')) : null;
   const kinds = [
     ['compute', compute],
     ['floor', floor],
-    ...(values['skip-mine'] ? [] : [['mine', mine]]),
-  ];
+    ...(values['skip-mine'] ? [] : [['mine', mine], ['independent', independent]]),
+  ].filter(([k]) => !only || only.has(k));
+  /** Jobs done by the 2-thread run of a kind: two whole runs for `independent`, one otherwise. */
+  const jobs = (k) => (k === 'independent' ? 2 : 1);
   const seen = Object.fromEntries(kinds.map(([k]) => [k, { 1: [], 2: [] }]));
   for (let r = 0; r < rounds; r++) {
     // Alternate which thread count goes first, round by round.
@@ -101,7 +123,7 @@ if (!isMainThread) {
   for (const [k] of kinds) {
     const a = seen[k][1];
     const b = seen[k][2];
-    const per = a.map((x, i) => (x / b[i]).toFixed(2)).join(', ');
-    console.log(`| ${k} | ${median(a).toFixed(2)} (${a.map((x) => x.toFixed(2)).join(', ')}) | ${median(b).toFixed(2)} (${b.map((x) => x.toFixed(2)).join(', ')}) | ${(median(a) / median(b)).toFixed(2)} | ${per} |`);
+    const per = a.map((x, i) => ((jobs(k) * x) / b[i]).toFixed(2)).join(', ');
+    console.log(`| ${k} | ${median(a).toFixed(2)} (${a.map((x) => x.toFixed(2)).join(', ')}) | ${median(b).toFixed(2)} (${b.map((x) => x.toFixed(2)).join(', ')}) | ${((jobs(k) * median(a)) / median(b)).toFixed(2)} | ${per} |`);
   }
 }

@@ -57,6 +57,12 @@ describe('structure-aware parquet fuzzing, our reader against parquet-wasm and D
       { name: 'both give other rows', c: plain, ref: ok('b'), duck: ok('b'), base: rows('a'), outcome: 'FAIL:differ' },
       { name: 'both refuse, an ignored field, the unmutated rows', c: ignorable, ref: refused, duck: refused, base: rows('a'), outcome: 'ignored-field:index bit width of a page without values' },
       { name: 'both refuse, an ignored field, but other rows than the unmutated file', c: ignorable, ref: refused, duck: refused, base: rows('z'), outcome: 'FAIL:accepted-both-refused' },
+      // Seed 20261207 case 973: size_statistics (16) given the id of geospatial_statistics (17).
+      { name: 'both refuse, geospatial statistics made from another field', c: { rule: null, what: 'footer field 4.0.1.44.3.16 id -> 17' }, ref: refused, duck: refused, base: rows('a'), outcome: 'ignored-field:geospatial statistics of a column chunk' },
+      { name: 'both refuse, inside the geospatial statistics', c: { rule: null, what: 'footer field 4.2.1.3.3.17.2 replaced by an i64 1' }, ref: refused, duck: refused, base: rows('a'), outcome: 'ignored-field:geospatial statistics of a column chunk' },
+      { name: 'both refuse, the geospatial statistics made another field', c: { rule: null, what: 'footer field 4.0.1.44.3.17 id -> 3' }, ref: refused, duck: refused, base: rows('a'), outcome: 'FAIL:accepted-both-refused' },
+      { name: 'both refuse, field 171', c: { rule: null, what: 'footer field 4.0.1.44.3.171 removed' }, ref: refused, duck: refused, base: rows('a'), outcome: 'FAIL:accepted-both-refused' },
+      { name: 'both refuse, geospatial statistics, other rows', c: { rule: null, what: 'footer field 4.0.1.44.3.16 id -> 17' }, ref: refused, duck: refused, base: rows('z'), outcome: 'FAIL:accepted-both-refused' },
     ])('$name: $outcome', ({ c, ref, duck, base, outcome }) => {
       expect(judge(c, '/x.parquet', ok('a'), ref, duck, base).outcome).toBe(outcome);
     });

@@ -213,6 +213,72 @@ describe('ZSTD without a checksum, one bit flipped in a Huffman literals stream:
   });
 });
 
+describe('ZSTD frames cut short after the declared bytes: a corrupt page on both paths', () => {
+  // A frame that gives the page's declared size but does not end: its last block is not marked last,
+  // or its checksum is cut off. DuckDB and parquet-rs refuse such a page ("ZSTD Decompression
+  // failure"); zstd-napi's stream was read only until the declared size, and the page was accepted
+  // (found by the parquet fuzzer, seed 20261206, case 1009: one bit of a dictionary page's block header).
+  const req = createRequire(import.meta.url);
+  const zstd = req('zstd-napi') as { compress(b: Uint8Array, o: object): Buffer };
+  const small = Buffer.from('python');
+  const text = Buffer.from(Array.from({ length: 3000 }, (_, k) => `{"step": ${k}, "command": "pytest -x tests/test_${k % 41}.py"}\n`).join(''));
+  /** Where the header of the frame's last block starts (frame header, then 3-byte block headers). */
+  const lastBlock = (f: Buffer): number => {
+    const fhd = f[4]!;
+    const single = (fhd >> 5) & 1;
+    const fcs = [single ? 1 : 0, 2, 4, 8][fhd >> 6]!;
+    let p = 5 + (single ? 0 : 1) + [0, 1, 2, 4][fhd & 3]! + fcs;
+    for (;;) {
+      const h = f[p]! | (f[p + 1]! << 8) | (f[p + 2]! << 16);
+      if (h & 1) return p;
+      // An RLE block (type 1) holds one byte; a raw or compressed block its size.
+      p += 3 + (((h >> 1) & 3) === 1 ? 1 : h >>> 3);
+    }
+  };
+  const notLast = (f: Buffer): Buffer => {
+    const b = Buffer.from(f);
+    b[lastBlock(b)]! &= ~1;
+    return b;
+  };
+  const raw = zstd.compress(small, { compressionLevel: 3 });
+  const compressed = zstd.compress(text, { compressionLevel: 3 });
+  const checked = zstd.compress(text, { compressionLevel: 3, checksumFlag: true });
+  const cases = [
+    { name: 'a raw block not marked last (the fuzzer\'s case)', good: raw, bad: notLast(raw), data: small },
+    { name: 'a compressed block not marked last', good: compressed, bad: notLast(compressed), data: text },
+    { name: 'the checksum cut off', good: checked, bad: checked.subarray(0, checked.length - 4), data: text },
+    { name: 'two bytes of the checksum cut off', good: checked, bad: checked.subarray(0, checked.length - 2), data: text },
+    { name: 'a second frame cut after its header', good: compressed, bad: Buffer.concat([compressed, compressed.subarray(0, 9)]), data: text },
+  ];
+  const load = async (js: boolean) => {
+    const saved = process.env.DIVERGENCE_MINE_ZSTD;
+    if (js) process.env.DIVERGENCE_MINE_ZSTD = 'js';
+    else delete process.env.DIVERGENCE_MINE_ZSTD;
+    vi.resetModules();
+    const m = await import('../src/parquet/inflate.js');
+    m.decoderOf(m.CODEC.ZSTD); // picks the decoder now, under this environment
+    if (saved === undefined) delete process.env.DIVERGENCE_MINE_ZSTD;
+    else process.env.DIVERGENCE_MINE_ZSTD = saved;
+    // The error class of the modules just loaded (not this file's import of it).
+    const { ParquetFormatError: Corrupt } = await import('../src/parquet/thrift.js');
+    return { m, Corrupt };
+  };
+  it.each(cases.flatMap((c) => [{ ...c, path: 'zstd-napi' }, { ...c, path: 'fzstd' }]))('$path: $name', async ({ path, good, bad, data }) => {
+    const { m, Corrupt } = await load(path === 'fzstd');
+    expect(m.decoderOf(m.CODEC.ZSTD)).toBe(path);
+    expect(bad.equals(good)).toBe(false);
+    expect(inflateWith(m, good, data.length).equals(data)).toBe(true);
+    let error: unknown = null;
+    try {
+      inflateWith(m, bad, data.length);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(Corrupt);
+    expect((error as Error).message).toMatch(/^zstd: /);
+  });
+});
+
 function inflateWith(m: typeof import('../src/parquet/inflate.js'), body: Uint8Array, size: number): Buffer {
   const i = m.inflater(m.CODEC.ZSTD, body, size);
   const parts: Buffer[] = [];

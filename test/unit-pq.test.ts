@@ -206,6 +206,9 @@ describe('footer fields parquet.thrift requires, checked even where this reader 
     { name: 'an encoding of 1 (no such encoding)', edit: (fm, o) => (o.get(chunk0(fm, o), 2).list[0] = 1n), error: 'encoding 1' },
     { name: 'path_in_schema removed', edit: (fm, o) => o.drop(chunk0(fm, o), 3), error: 'no path_in_schema' },
     { name: 'total_uncompressed_size removed', edit: (fm, o) => o.drop(chunk0(fm, o), 6), error: 'no total_uncompressed_size' },
+    // The fuzzer's seed 20261207 case 682: a v2 chunk whose pages never ask for the codec.
+    { name: 'codec -2^31 (not a CompressionCodec)', edit: (fm, o) => o.set(chunk0(fm, o), 4, 5, -2147483648n), error: 'codec -2147483648' },
+    { name: 'codec 8 (past the enum)', edit: (fm, o) => o.set(chunk0(fm, o), 4, 5, 8n), error: 'codec 8' },
     { name: 'encoding_stats page type 9', edit: (fm, o) => o.set(chunk0(fm, o), 13, 9, stats([9n, 0n, 1n])), error: 'encoding_stats page_type 9' },
     { name: 'encoding_stats without its count', edit: (fm, o) => o.set(chunk0(fm, o), 13, 9, stats([0n, 0n])), error: 'encoding_stats count' },
     { name: 'a schema name that is not UTF-8', edit: (fm, o) => o.set(schema(fm, o, LEAF), 4, 8, Buffer.from([0x74, 0xff, 0x69])), error: 'not UTF-8' },

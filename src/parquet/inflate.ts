@@ -406,6 +406,12 @@ const idle: NativeDCtx[] = [];
 class NativeZstd implements Inflater {
   private pos = 0;
   private done = false;
+  /**
+   * Whether the decoder's last answer said a frame is complete (0). An input that runs out anywhere
+   * else is a truncated frame, even when it gave the page's declared size: a last block not marked
+   * last, or a checksum cut off (DuckDB and parquet-rs refuse such a page too).
+   */
+  private frameEnded = true;
   private ctx: NativeDCtx;
   constructor(
     private readonly src: Body,
@@ -425,19 +431,22 @@ class NativeZstd implements Inflater {
   read(dst: Uint8Array): number {
     let out = 0;
     while (out < dst.length && !this.done) {
-      if (this.pos >= this.src.length) {
+      if (this.pos >= this.src.length && this.frameEnded) {
         this.finish();
         break;
       }
       let r: StreamResult;
       try {
-        r = this.ctx.decompressStream(dst.subarray(out), bytesOf(this.src, this.pos, this.src.length));
+        // With the input all read inside a frame, an empty input lets the decoder flush what it holds
+        // (or say, producing nothing, that the frame is cut short: below).
+        r = this.ctx.decompressStream(dst.subarray(out), this.pos < this.src.length ? bytesOf(this.src, this.pos, this.src.length) : EMPTY);
       } catch (e) {
         throw new ParquetFormatError(`zstd: ${(e as Error).message}`);
       }
       const [ret, produced, consumed] = r;
       out += produced;
       this.pos += consumed;
+      this.frameEnded = ret === 0;
       // A frame ended: more frames may follow in the same page (concatenated frames are valid zstd).
       if (ret === 0 && this.pos < this.src.length) this.ctx.reset(this.sessionOnly);
       if (produced === 0 && consumed === 0) {

@@ -222,6 +222,10 @@ function checkChunkMeta(md: ThriftStruct, leaf: LeafColumn | null): void {
   for (const e of encodings as ThriftValue[]) if (typeof e !== 'number' || !isEncoding(e)) bad(`encoding ${String(e)}`);
   if (!Array.isArray(md[3]) || !(md[3] as ThriftValue[]).every((p) => p instanceof Uint8Array)) bad('no path_in_schema');
   if (typeof md[6] !== 'number') bad('no total_uncompressed_size');
+  // CompressionCodec is an enum of 0..7 (LZO among them, which this reader declines at its first page).
+  // Another value is no codec: DuckDB and parquet-rs refuse the file, whether or not a page needs it.
+  const codec = num(md, 4, 'codec');
+  if (codec < 0 || codec > 7) bad(`codec ${codec}`);
   const stats = md[13];
   // A mistyped optional field is skipped, as Thrift's generated decoders (DuckDB's) skip it.
   if (Array.isArray(stats)) {
