@@ -188,17 +188,7 @@ describe('ZSTD without a checksum, one bit flipped in a Huffman literals stream:
   });
 
   it('our reader gives the native decoder\'s other bytes when zstd-napi loads, a corrupt page with fzstd', async () => {
-    const load = async (js: boolean) => {
-      const saved = process.env.DIVERGENCE_MINE_ZSTD;
-      if (js) process.env.DIVERGENCE_MINE_ZSTD = 'js';
-      else delete process.env.DIVERGENCE_MINE_ZSTD;
-      vi.resetModules();
-      const m = await import('../src/parquet/inflate.js');
-      m.decoderOf(m.CODEC.ZSTD); // picks the decoder now, under this environment
-      if (saved === undefined) delete process.env.DIVERGENCE_MINE_ZSTD;
-      else process.env.DIVERGENCE_MINE_ZSTD = saved;
-      return m;
-    };
+    const load = async (js: boolean) => (await loadZstd(js)).m;
     const native = await load(false);
     expect(native.decoderOf(native.CODEC.ZSTD)).toBe('zstd-napi');
     const got = inflateWith(native, flipped!, text.length);
@@ -250,21 +240,8 @@ describe('ZSTD frames cut short after the declared bytes: a corrupt page on both
     { name: 'two bytes of the checksum cut off', good: checked, bad: checked.subarray(0, checked.length - 2), data: text },
     { name: 'a second frame cut after its header', good: compressed, bad: Buffer.concat([compressed, compressed.subarray(0, 9)]), data: text },
   ];
-  const load = async (js: boolean) => {
-    const saved = process.env.DIVERGENCE_MINE_ZSTD;
-    if (js) process.env.DIVERGENCE_MINE_ZSTD = 'js';
-    else delete process.env.DIVERGENCE_MINE_ZSTD;
-    vi.resetModules();
-    const m = await import('../src/parquet/inflate.js');
-    m.decoderOf(m.CODEC.ZSTD); // picks the decoder now, under this environment
-    if (saved === undefined) delete process.env.DIVERGENCE_MINE_ZSTD;
-    else process.env.DIVERGENCE_MINE_ZSTD = saved;
-    // The error class of the modules just loaded (not this file's import of it).
-    const { ParquetFormatError: Corrupt } = await import('../src/parquet/thrift.js');
-    return { m, Corrupt };
-  };
   it.each(cases.flatMap((c) => [{ ...c, path: 'zstd-napi' }, { ...c, path: 'fzstd' }]))('$path: $name', async ({ path, good, bad, data }) => {
-    const { m, Corrupt } = await load(path === 'fzstd');
+    const { m, Corrupt } = await loadZstd(path === 'fzstd');
     expect(m.decoderOf(m.CODEC.ZSTD)).toBe(path);
     expect(bad.equals(good)).toBe(false);
     expect(inflateWith(m, good, data.length).equals(data)).toBe(true);
@@ -278,6 +255,23 @@ describe('ZSTD frames cut short after the declared bytes: a corrupt page on both
     expect((error as Error).message).toMatch(/^zstd: /);
   });
 });
+
+/**
+ * inflate.ts loaded anew with zstd-napi (`js` false) or fzstd (`js` true) as its zstd decoder, and the
+ * error class of the modules just loaded (not this file's import of it).
+ */
+async function loadZstd(js: boolean) {
+  const saved = process.env.DIVERGENCE_MINE_ZSTD;
+  if (js) process.env.DIVERGENCE_MINE_ZSTD = 'js';
+  else delete process.env.DIVERGENCE_MINE_ZSTD;
+  vi.resetModules();
+  const m = await import('../src/parquet/inflate.js');
+  m.decoderOf(m.CODEC.ZSTD); // picks the decoder now, under this environment
+  if (saved === undefined) delete process.env.DIVERGENCE_MINE_ZSTD;
+  else process.env.DIVERGENCE_MINE_ZSTD = saved;
+  const { ParquetFormatError: Corrupt } = await import('../src/parquet/thrift.js');
+  return { m, Corrupt };
+}
 
 function inflateWith(m: typeof import('../src/parquet/inflate.js'), body: Uint8Array, size: number): Buffer {
   const i = m.inflater(m.CODEC.ZSTD, body, size);
