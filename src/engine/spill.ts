@@ -238,18 +238,38 @@ function writeText(b: Buffer, s: string, p: number): number {
   return -b.write(s, p, 'utf16le');
 }
 
-/** The record's fields 0-2 of an emitted message (the inverse of decodeRecord's choice by role). */
+/**
+ * The emitted message's members by role code, in emit.ts's order, each with the record field (0-2)
+ * that holds it, or null for a `role` given by the code itself. The one statement of which field is
+ * which member, for the record's three readings: recordFields (message to fields), decodeRecord
+ * (fields to message) and writeRecordJson (fields to the message's JSON). `prefix` is the member's
+ * key as JSON.stringify writes it, with the `{` or `,` before it.
+ */
+interface Member {
+  key: 'role' | 'content' | 'tool_calls' | 'name' | 'tool_call_id';
+  field: 0 | 1 | 2 | null;
+  prefix: string;
+}
+function members(list: [Member['key'], Member['field']][]): readonly Member[] {
+  return list.map(([key, field], i) => ({ key, field, prefix: `${i === 0 ? '{' : ','}${JSON.stringify(key)}:` }));
+}
+/** system, user and any code without an entry below: the role's name, then the content. */
+const PLAIN = members([['role', null], ['content', 0]]);
+const MEMBERS: Readonly<Partial<Record<number, readonly Member[]>>> = {
+  [ROLE_CODES.assistant]: members([['role', null], ['content', 0], ['tool_calls', 1]]),
+  [ROLE_CODES.tool]: members([['role', null], ['content', 0], ['name', 1], ['tool_call_id', 2]]),
+  // A role outside the contract's four keeps its name in field 1.
+  [ROLE_CODES.other]: members([['role', 1], ['content', 0]]),
+};
+function membersOf(code: number): readonly Member[] {
+  return MEMBERS[code] ?? PLAIN;
+}
+
+/** The record's fields 0-2 of an emitted message (the inverse of decodeRecord). */
 function recordFields(code: number, e: EmittedMessage): [string | null, string | null, string | null] {
-  switch (code) {
-    case ROLE_CODES.assistant:
-      return [e.content, e.tool_calls ?? null, null];
-    case ROLE_CODES.tool:
-      return [e.content, e.name ?? null, e.tool_call_id ?? null];
-    case ROLE_CODES.other:
-      return [e.content, e.role, null];
-    default:
-      return [e.content, null, null];
-  }
+  const fields: [string | null, string | null, string | null] = [null, null, null];
+  for (const m of membersOf(code)) if (m.field !== null) fields[m.field] = e[m.key] ?? null;
+  return fields;
 }
 
 /** The header of the record at `p` in `b`: role code, flags and the byte lengths of fields 0-2. */
@@ -274,21 +294,9 @@ export function decodeRecord(b: Buffer, p: number): { message: EmittedMessage; e
   q += l2;
   const sig = b.readUInt32LE(q);
   const end = q + 4 + sig;
-  let message: EmittedMessage;
-  switch (code) {
-    case ROLE_CODES.assistant:
-      message = { role: 'assistant', content: f0, tool_calls: f1 };
-      break;
-    case ROLE_CODES.tool:
-      message = { role: 'tool', content: f0, name: f1, tool_call_id: f2 };
-      break;
-    case ROLE_CODES.other:
-      message = { role: f1!, content: f0 };
-      break;
-    default:
-      message = { role: ROLE_NAMES[code]!, content: f0 };
-  }
-  return { message, end, signatureStart: q + 4 };
+  const message: Record<string, string | null> = {};
+  for (const m of membersOf(code)) message[m.key] = m.field === null ? ROLE_NAMES[code]! : m.field === 0 ? f0 : m.field === 1 ? f1 : f2;
+  return { message: message as unknown as EmittedMessage, end, signatureStart: q + 4 };
 }
 
 /**
@@ -301,33 +309,12 @@ export function writeRecordJson(b: Buffer, p: number, out: JsonBytes): number {
   const f0 = p + HEADER;
   const f1 = f0 + l0;
   const f2 = f1 + l1;
-  // Members in decodeRecord's order, which is the emitted message's (emit.ts).
-  switch (code) {
-    case ROLE_CODES.assistant:
-      out.ascii('{"role":"assistant","content":');
-      fieldJson(b, flags, 0, f0, l0, out);
-      out.ascii(',"tool_calls":');
-      fieldJson(b, flags, 1, f1, l1, out);
-      break;
-    case ROLE_CODES.tool:
-      out.ascii('{"role":"tool","content":');
-      fieldJson(b, flags, 0, f0, l0, out);
-      out.ascii(',"name":');
-      fieldJson(b, flags, 1, f1, l1, out);
-      out.ascii(',"tool_call_id":');
-      fieldJson(b, flags, 2, f2, l2, out);
-      break;
-    case ROLE_CODES.other:
-      out.ascii('{"role":');
-      fieldJson(b, flags, 1, f1, l1, out);
-      out.ascii(',"content":');
-      fieldJson(b, flags, 0, f0, l0, out);
-      break;
-    default:
-      out.ascii('{"role":');
-      out.value(ROLE_NAMES[code]);
-      out.ascii(',"content":');
-      fieldJson(b, flags, 0, f0, l0, out);
+  for (const m of membersOf(code)) {
+    out.ascii(m.prefix);
+    if (m.field === null) out.value(ROLE_NAMES[code]);
+    else if (m.field === 0) fieldJson(b, flags, 0, f0, l0, out);
+    else if (m.field === 1) fieldJson(b, flags, 1, f1, l1, out);
+    else fieldJson(b, flags, 2, f2, l2, out);
   }
   out.ascii('}');
   const q = f2 + l2;
