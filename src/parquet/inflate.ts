@@ -449,10 +449,9 @@ class NativeZstd implements Inflater {
       this.frameEnded = ret === 0;
       // A frame ended: more frames may follow in the same page (concatenated frames are valid zstd).
       if (ret === 0 && this.pos < this.src.length) this.ctx.reset(this.sessionOnly);
-      if (produced === 0 && consumed === 0) {
-        if (ret !== 0) throw new ParquetFormatError('zstd: truncated frame');
-        if (this.pos >= this.src.length) this.finish();
-      }
+      // Nothing done inside a frame: the frame is cut short (at the end of the input, the check at the
+      // top of the loop ends a page whose last frame ended).
+      if (produced === 0 && consumed === 0 && ret !== 0) throw new ParquetFormatError('zstd: truncated frame');
     }
     return out;
   }
