@@ -22,6 +22,9 @@ export class EarlyWalk {
   private readonly spans: Float64Array;
   private fd: number | null;
   private pos = 0;
+  /** Walk tasks whose rows are stored, and what wakes finish() when one more is. */
+  private storedTasks = 0;
+  private stored: (() => void) | null = null;
 
   constructor(
     private readonly pool: Pool,
@@ -68,45 +71,52 @@ export class EarlyWalk {
       at += r.sizes[k]!;
     });
     this.pos += r.jsonl.length;
+    this.storedTasks++;
+    this.stored?.();
   }
 
   /**
-   * After pass 2: walk what is left, then hand every instance's rows over in instance order, in
-   * batches of up to COPY_BATCH bytes read into one buffer: `write` must be done with its bytes when
-   * its promise resolves (the next batch reuses them). `walked` is called once every instance is
-   * walked, before the copy.
+   * After pass 2: walk what is left, and hand every instance's rows over in instance order. Most
+   * instances wait for the last row groups (their attempts are spread over the file), so what is left
+   * is walked in instance order, and the walked prefix is copied out while the rest is walked: the
+   * copy no longer waits for the last walk. Rows go in batches of up to COPY_BATCH bytes read into
+   * one buffer: `write` must be done with its bytes when its promise resolves (the next batch reuses
+   * them). `walked` is called once every instance is walked (the copy may still be going on).
    */
   async finish(write: (bytes: Uint8Array) => Promise<void>, walked?: () => void): Promise<void> {
+    this.ready.sort((a, b) => a - b);
     this.dispatch(true);
-    await Promise.all(this.tasks);
-    mark('mine: every instance walked');
-    // Only the rows file is read from here on: the caller may let go of the rest now.
-    walked?.();
+    const all = Promise.all(this.tasks);
+    let over = false;
+    const walkedAll = all.then(() => {
+      mark('mine: every instance walked');
+      // Only the rows file is read from here on: the caller may let go of the rest now.
+      walked?.();
+    });
+    walkedAll.then(
+      () => (over = true),
+      () => (over = true),
+    );
     try {
-      let batch = Buffer.allocUnsafe(0);
-      let used = 0;
-      const flush = async () => {
-        if (used > 0) await write(batch.subarray(0, used));
-        used = 0;
-      };
-      for (let i = 0; i < this.spans.length / 2; i++) {
-        const [at, n] = [this.spans[2 * i]!, this.spans[2 * i + 1]!];
-        if (n < 0) throw new Error(`instance ${i} was never walked`);
-        if (n === 0) continue;
-        if (used + n > batch.length) {
-          await flush();
-          // One instance's rows may be larger than a batch: it gets a buffer of its size.
-          if (n > batch.length) batch = Buffer.allocUnsafe(Math.max(n, Math.min(COPY_BATCH, this.pos)));
+      const copy = new OrderedCopy(this.spans.length / 2, COPY_BATCH);
+      for (;;) {
+        const before = this.storedTasks;
+        await copy.run(this.spans, this.fd!, this.pos, write);
+        if (copy.next === this.spans.length / 2) break;
+        if (this.storedTasks !== before) continue; // stored while the copy was writing
+        if (over) {
+          await walkedAll; // a failed walk fails here
+          if (copy.next === this.spans.length / 2) break;
+          throw new Error(`instance ${copy.next} was never walked`);
         }
-        let got = 0;
-        while (got < n) {
-          const k = readSync(this.fd!, batch, used + got, n - got, at + got);
-          if (k === 0) throw new Error('the rows file is shorter than written');
-          got += k;
-        }
-        used += n;
+        // Wait for the next walk task to be stored (or for the walks to end).
+        await new Promise<void>((resolve) => {
+          this.stored = resolve;
+          walkedAll.then(resolve, resolve);
+        });
+        this.stored = null;
       }
-      await flush();
+      await walkedAll;
     } finally {
       this.close();
     }
@@ -116,5 +126,46 @@ export class EarlyWalk {
   close(): void {
     if (this.fd !== null) closeSync(this.fd);
     this.fd = null;
+  }
+}
+
+/** The copy of the rows file to the output in instance order, as far as the instances are walked. */
+class OrderedCopy {
+  /** The first instance not yet handed to the output. */
+  next = 0;
+  private batch = Buffer.allocUnsafe(0);
+  constructor(
+    private readonly count: number,
+    private readonly batchBytes: number,
+  ) {}
+
+  /**
+   * Copy instances from `next` on while their rows are stored (a span of -1: not walked yet).
+   * `stored`: the bytes in the rows file (a small output gets a batch of its size).
+   */
+  async run(spans: Float64Array, fd: number, stored: number, write: (bytes: Uint8Array) => Promise<void>): Promise<void> {
+    let used = 0;
+    const flush = async () => {
+      if (used > 0) await write(this.batch.subarray(0, used));
+      used = 0;
+    };
+    for (; this.next < this.count; this.next++) {
+      const [at, n] = [spans[2 * this.next]!, spans[2 * this.next + 1]!];
+      if (n < 0) break;
+      if (n === 0) continue;
+      if (used + n > this.batch.length) {
+        await flush();
+        // One instance's rows may be larger than a batch: it gets a buffer of its size.
+        if (n > this.batch.length) this.batch = Buffer.allocUnsafe(Math.max(n, Math.min(this.batchBytes, stored)));
+      }
+      let got = 0;
+      while (got < n) {
+        const k = readSync(fd, this.batch, used + got, n - got, at + got);
+        if (k === 0) throw new Error('the rows file is shorter than written');
+        got += k;
+      }
+      used += n;
+    }
+    await flush();
   }
 }

@@ -14,6 +14,8 @@ interface Pending {
   task: Task;
   resolve: (v: unknown) => void;
   reject: (e: unknown) => void;
+  /** Queued with `front` (a short task others wait on). */
+  front: boolean;
 }
 
 /** The file and the part of it a task reads, for error messages. */
@@ -192,13 +194,20 @@ export class Pool {
     return join(this.spillDir, `spill-${index}.bin`);
   }
 
-  /** Queue `task`; `front` puts it ahead of everything queued (short tasks that others wait on). */
+  /**
+   * Queue `task`. `front` marks a short task others wait on (a walk): it goes ahead of everything
+   * queued while more long tasks wait than there are workers, and behind them once the last long
+   * tasks remain. Long tasks first at the end lets every worker start its last one as early as it
+   * can, and the short ones then fill the gap between the workers' ends (on DuckDB's 4,096-row
+   * groups a worker taking its walks first started its last 1.6 s decode 1 s after the other).
+   */
   run<T>(task: Task, front = false): Promise<T> {
     if (this.closed) return Promise.reject(new Error('pool is closed'));
     if (this.dead) return Promise.reject(this.dead);
     return new Promise<T>((resolve, reject) => {
-      const p = { id: this.nextId++, task, resolve: resolve as (v: unknown) => void, reject };
-      if (front) this.queue.unshift(p);
+      const p = { id: this.nextId++, task, resolve: resolve as (v: unknown) => void, reject, front };
+      const long = front ? this.queue.reduce((n, q) => n + (q.front ? 0 : 1), 0) : 0;
+      if (front && long > this.limit) this.queue.unshift(p);
       else this.queue.push(p);
       this.pump();
     });
