@@ -1,6 +1,7 @@
 // Pass 3 for the contract's own JSONL rows, in the workers and overlapping pass 2: an instance is
-// walked as soon as its last trajectory is decoded (walk tasks go ahead of queued decodes), its
-// rows are serialised there, and the bytes wait in a file until every earlier instance is written.
+// walked as soon as its last trajectory is decoded (walk tasks go ahead of queued decodes, but not
+// of the last ones: pool.ts run), its rows are serialised there, and the bytes wait in a file until
+// every earlier instance is written.
 // The output order stays the instance order; only the work moves, so the output is unchanged.
 import { closeSync, openSync, readSync, writeSync } from 'node:fs';
 import type { Counters } from '../contract/counters.js';
