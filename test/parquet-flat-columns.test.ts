@@ -1,5 +1,5 @@
 // Columns that are one leaf outside any list (the index pass's ids, labels and repos, the exit
-// status): readRows takes each row's one entry as is, without record assembly. A null is null (never
+// status): assembleRow takes each row's one entry as is, without shaping and merging. A null is null (never
 // undefined), a value is the value, whatever the type, the encoding (dictionary or plain), the page
 // version and the codec; and the assembled columns beside them read the same.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';

@@ -135,6 +135,12 @@ export function leafCount(n: LogicalNode): number {
 
 /** One row of a top-level column from its leaves' triples for that row. */
 export function assembleRow(node: LogicalNode, leafNodes: readonly (readonly LogicalNode[])[], rows: readonly RowTriples[], listAt: readonly (readonly number[])[]): unknown {
+  // A column that is one leaf outside any list (ids, labels): its row's one entry is the value or
+  // null, without shaping and merging (the index pass reads millions of these).
+  if (node.kind === 'leaf' && rows.length === 1) {
+    const t = rows[0]!;
+    if (t.reps.length === 1 && t.reps[0] === 0) return t.defs[0]! < node.def ? null : t.vals[0];
+  }
   const shapes = rows.map((t, j) => shapeLeaf(leafNodes[j]!, t.reps, t.defs, t.vals, 0, t.reps.length, listAt[j]));
   return merge(node, 0, shapes);
 }

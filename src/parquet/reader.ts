@@ -79,8 +79,7 @@ export function* readRows(
     const nodes = leaves.map((l) => l.nodes);
     // What an error names: built once, not per row.
     const where = { column: `column ${name}: `, leaves: leaves.map((l) => `column ${l.path.join('.')}: `) };
-    const flat = col.node.kind === 'leaf' && leaves.length === 1 && nodes[0]!.length === 1 && nodes[0]![0] === col.node;
-    return { name, node: col.node, flat, leaves, nodes, listAt: nodes.map((n) => listLevels(n)), chunks: col.leaves.map((i) => rg.chunks[i]!), where };
+    return { name, node: col.node, leaves, nodes, listAt: nodes.map((n) => listLevels(n)), chunks: col.leaves.map((i) => rg.chunks[i]!), where };
   });
   const fd = openSync(path, 'r');
   let where = '';
@@ -99,20 +98,6 @@ export function* readRows(
       const values = new Array<unknown>(cols.length);
       for (let c = 0; c < cols.length; c++) {
         const col = cols[c]!;
-        if (col.flat) {
-          // A column that is one leaf outside any list: one entry per row, the value or null.
-          where = col.where.leaves[0]!;
-          const r = streams[c]![0]!.next();
-          if (r.done) throw new ParquetFormatError(`fewer rows than the row group's ${rg.numRows}`);
-          const t = r.value;
-          if (t.reps.length === 1 && t.reps[0] === 0) {
-            values[c] = t.defs[0]! < col.node.def ? null : t.vals[0];
-            continue;
-          }
-          where = col.where.column;
-          values[c] = assembleRow(col.node, col.nodes, [t], col.listAt);
-          continue;
-        }
         const triples = streams[c]!.map((s, j) => {
           where = col.where.leaves[j]!;
           const r = s.next();
