@@ -53,8 +53,13 @@ export class EarlyWalk {
   dispatch(all = false): void {
     while (this.ready.length >= WALK_CHUNK || (all && this.ready.length > 0)) {
       const chunk = this.ready.splice(0, WALK_CHUNK);
-      const task: Task = { kind: 'walk', instances: chunk.map((i) => this.walkInstance(i)), ...this.opts };
-      const p = this.pool.run<WalkResult>(task, true).then((r) => this.store(chunk, r));
+      const instances = chunk.map((i) => this.walkInstance(i));
+      const task: Task = { kind: 'walk', instances, ...this.opts };
+      const p = this.pool.run<WalkResult>(task, true).then((r) => {
+        this.store(chunk, r);
+        // Nothing reads these trajectories again: their spill space may be written again.
+        for (const inst of instances) for (const t of [...inst.resolved, ...inst.failed]) this.pool.release(t);
+      });
       p.catch(() => {}); // awaited in finish(); this only keeps an early failure from being unhandled
       this.tasks.push(p);
     }

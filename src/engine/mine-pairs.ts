@@ -260,7 +260,13 @@ export async function minePairs(req: MineRequest, sink: (pair: MinedPair) => Pro
     opts: req.options,
     engine: req.engine ?? 'js',
     progress: req.progress ?? silentProgress,
-    pool: new Pool(Math.max(1, req.workers), spillDir, { drainOnClose: (req.engine ?? 'js') === 'duckdb', adoptEarly: true, ...(req.onPureJs ? { onPureJs: req.onPureJs } : {}) }),
+    pool: new Pool(Math.max(1, req.workers), spillDir, {
+      drainOnClose: (req.engine ?? 'js') === 'duckdb',
+      adoptEarly: true,
+      // The early walk releases walked trajectories, whose spill space is then written again.
+      placeSpill: earlyWalked(req),
+      ...(req.onPureJs ? { onPureJs: req.onPureJs } : {}),
+    }),
     spillDir,
     reader: new SpillReader(),
     fallbacks: new FallbackTally(),
@@ -285,7 +291,7 @@ export async function minePairs(req: MineRequest, sink: (pair: MinedPair) => Pro
     const decoded = new Array<SpillTrajectory | null>(ex.selected.length).fill(null);
     const refs = (list: Selected<Loc>[]) => list.map((s) => decoded[ex.keyOf.get(s)!]).filter((t): t is SpillTrajectory => t != null);
     // The contract's JSONL rows: walked in the workers while decoding goes on (early-walk.ts).
-    if (req.jsonl && !cont && !req.tree) early = startEarlyWalk(run, ex, refs);
+    if (earlyWalked(req)) early = startEarlyWalk(run, ex, refs);
     await decodePass(run, layout, ex, decoded, early);
     mark('mine: decode pass done');
     let tree: MineSummary['tree'];
@@ -318,6 +324,11 @@ export async function minePairs(req: MineRequest, sink: (pair: MinedPair) => Pro
     removeTemp(spillDir);
     mark('mine: spill folder removed');
   }
+}
+
+/** The contract's own JSONL rows are walked in the workers while decoding goes on (early-walk.ts). */
+function earlyWalked(req: MineRequest): boolean {
+  return Boolean(req.jsonl) && req.continuation !== 'trajectory' && !req.tree;
 }
 
 /** The early walk's rows file, in the spill folder beside the workers' spill files. */

@@ -5,7 +5,8 @@
 import { join } from 'node:path';
 import { Worker, type ResourceLimits } from 'node:worker_threads';
 import { ExitCode, UserError, isStringLimit, stringLimitMessage, type ErrorPayload } from '../errors.js';
-import type { Task, WorkerMessage, WorkerReply } from './protocol.js';
+import type { Task, WalkTrajectory, WorkerMessage, WorkerReply } from './protocol.js';
+import { SpillSpace } from './spill-space.js';
 import type { PureJsDecoder } from '../parquet/inflate.js';
 import { mark } from '../io/timeline.js';
 
@@ -86,6 +87,11 @@ export interface PoolOptions {
   onPureJs?: (d: PureJsDecoder) => void;
   /** Take the worker startEarlyWorker started, if it is alive, as worker 0 (the default worker script only). */
   adoptEarly?: boolean;
+  /**
+   * The workers place each trajectory in their spill files where spill-space.ts says, and the space
+   * of trajectories released with `release` is written again (the early walk's runs).
+   */
+  placeSpill?: boolean;
 }
 
 /** The decode worker's script. */
@@ -166,8 +172,11 @@ export class Pool {
     const { resourceLimits } = this.options;
     const adopted = k === 0 && this.options.adoptEarly && !this.options.workerUrl && !resourceLimits ? takeEarlyWorker() : null;
     mark(adopted ? 'pool: worker 0 adopted (started early)' : `pool: worker ${k} starting`);
-    if (adopted) adopted.postMessage({ spillPath: this.spillPath(0) } satisfies WorkerMessage);
-    const w = adopted ?? new Worker(this.url, { workerData: { spillPath: this.spillPath(k), spillIndex: k }, ...(resourceLimits ? { resourceLimits } : {}) });
+    const space = this.options.placeSpill ? new SpillSpace() : null;
+    if (space) this.spaces.set(this.spillPath(k), space);
+    const spillSpace = space?.shared ?? null;
+    if (adopted) adopted.postMessage({ spillPath: this.spillPath(0), spillSpace } satisfies WorkerMessage);
+    const w = adopted ?? new Worker(this.url, { workerData: { spillPath: this.spillPath(k), spillIndex: k, spillSpace }, ...(resourceLimits ? { resourceLimits } : {}) });
     w.on('message', (reply: WorkerReply) => this.onReply(w, reply));
     // A reply that cannot be deserialised here: its task would otherwise wait forever.
     w.on('messageerror', (err) => this.onUnreadable(w, err));
@@ -187,6 +196,17 @@ export class Pool {
   warm(n: number): void {
     if (this.closed || this.failed || this.dead) return;
     while (this.spawned < Math.min(n, this.limit)) this.spawn();
+  }
+
+  /** Spill file -> its shared space, with placeSpill. */
+  private readonly spaces = new Map<string, SpillSpace>();
+
+  /**
+   * A walked trajectory's spill space may be written again (placeSpill; nothing reads the trajectory
+   * after this). Without placeSpill there is nothing to release.
+   */
+  release(t: Pick<WalkTrajectory, 'spill' | 'block'>): void {
+    this.spaces.get(t.spill)?.release(t.block);
   }
 
   /** The spill file of worker `index`. */

@@ -138,9 +138,10 @@ export interface DecodeResult {
 
 /**
  * What the main thread sends a worker: a task, or (once, before its first task) the spill file of a
- * worker started before its pool existed (pool.ts startEarlyWorker).
+ * worker started before its pool existed (pool.ts startEarlyWorker), with its shared spill space
+ * (spill-space.ts) when the pool places trajectories.
  */
-export type WorkerMessage = { id: number; task: Task } | { spillPath: string };
+export type WorkerMessage = { id: number; task: Task } | { spillPath: string; spillSpace: SharedArrayBuffer | null };
 
 export type WorkerReply =
   | { id: number; ok: true; result: MetaResult | IndexResult | DecodeResult | SampleResult | WalkResult | ColumnResult; pureJs?: PureJsDecoder[] }

@@ -36,10 +36,10 @@ function send(port: MessagePort, id: number, result: Result, used: PureJsDecoder
  * pureJsDecoders). `onSpillPath`: a worker started early learns its spill file (no reply: messages
  * arrive in order, so it is set before the first task runs).
  */
-export function serve(port: MessagePort, run: (task: Task) => Promise<Result>, decoders: () => PureJsDecoder[] = () => [], onSpillPath: (path: string) => void = () => {}): void {
+export function serve(port: MessagePort, run: (task: Task) => Promise<Result>, decoders: () => PureJsDecoder[] = () => [], onSpillPath: (path: string, space: SharedArrayBuffer | null) => void = () => {}): void {
   port.on('message', (msg: WorkerMessage) => {
     if (!('task' in msg)) {
-      onSpillPath(msg.spillPath);
+      onSpillPath(msg.spillPath, msg.spillSpace);
       return;
     }
     // A synchronous throw in run() is a rejection too (async), and send() never throws.

@@ -13,6 +13,9 @@
 // a role outside the contract's four -> the role itself, unused. The bytes from the role code to the
 // end of field 2 determine the emitted message (emit.ts) and nothing else, so their hash decides
 // exact duplicates (`emittedHash`, computed by the walk only for messages that take part in one). Raw UTF-8 costs one copy; JSON text of every message cost ~40% of the encoding.
+// A trajectory's records are followed by its index block (appendIndexBlock). Without a placer the
+// file holds everything in the order appended; with one (spill-space.ts), each trajectory goes whole
+// where the placer says, and the space of walked trajectories is written again.
 import { hash } from 'node:crypto';
 import { closeSync, openSync, readSync, writeSync } from 'node:fs';
 import { ROLE_CODES, ROLE_NAMES } from './protocol.js';
@@ -23,10 +26,13 @@ import { jsonTextByValue } from '../contract/json-numbers.js';
 import type { EmittedMessage } from '../types.js';
 import type { Utf8Bytes } from '../parquet/utf8-bytes.js';
 import type { JsonBytes } from './json-bytes.js';
+import { SEGMENT_BYTES, type SpillPlacer } from './spill-space.js';
 
 export { isWellFormed } from './key-hash.js';
 
 const FLUSH_BYTES = 1 << 20;
+/** With a placer: the most of one trajectory kept in memory before it streams to a run. */
+const BUFFERED_TRAJECTORY = 4 * SEGMENT_BYTES;
 /** Flags bit: the signature is stored as UTF-16LE. */
 export const SIGNATURE_UTF16 = 64;
 /**
@@ -41,30 +47,60 @@ export const HEADER = 14;
 export class SpillWriter {
   /** null: the bytes go to `sink` only (memory-spill.ts keeps them in memory). */
   private readonly fd: number | null;
+  /** Bytes appended so far: the logical offsets appendMessage returns (encode.ts builds a trajectory's offsets from them). */
   private pos = 0;
   /** Bytes not yet written, encoded straight into one reused buffer (no per-message allocation). */
-  private buf = Buffer.allocUnsafe(FLUSH_BYTES);
+  private buf: Buffer;
   private used = 0;
+  /**
+   * File position minus logical offset of the buffered bytes. Without a placer always 0 (the file
+   * is the bytes in order); with one, null until the trajectory being buffered gets its place.
+   */
+  private delta: number | null;
+  /** The buffer's size between trajectories. */
+  private readonly capacity: number;
 
-  constructor(path: string | null) {
-    this.fd = path === null ? null : openSync(path, 'a');
+  /**
+   * `placer`: place each trajectory where spill-space.ts says (a segment, whole, or a run at the end)
+   * instead of after the previous one; the offsets and block positions this writer gives out are then
+   * the file positions the trajectory was written at.
+   */
+  constructor(
+    path: string | null,
+    private readonly placer: SpillPlacer | null = null,
+  ) {
+    this.fd = path === null ? null : openSync(path, 'w');
+    // A trajectory is buffered whole until it is placed, up to a segment.
+    this.capacity = placer ? SEGMENT_BYTES : FLUSH_BYTES;
+    this.buf = Buffer.allocUnsafe(this.capacity);
+    this.delta = placer ? null : 0;
   }
 
-  /** Where flushed bytes go; `b` is reused after the call returns. */
-  protected sink(b: Buffer): void {
+  /** Where flushed bytes go: `b` at file position `at`; `b` is reused after the call returns. */
+  protected sink(b: Buffer, at: number): void {
     let written = 0;
-    while (written < b.length) written += writeSync(this.fd!, b, written, b.length - written);
+    while (written < b.length) written += writeSync(this.fd!, b, written, b.length - written, at + written);
   }
 
   /** Room for `bytes` more in the buffer: flush first if needed, grow for a single large write. */
   private reserve(bytes: number): void {
     // Stryker disable next-line all: buffer sizing only: the same bytes are written
     if (this.used + bytes <= this.buf.length) return;
+    if (this.delta === null) {
+      // A trajectory without a place yet stays whole in the buffer (it gets its place by its size at
+      // its index block), up to BUFFERED_TRAJECTORY; a larger one streams to a run at the file's end.
+      if (this.used + bytes <= BUFFERED_TRAJECTORY) {
+        const grown = Buffer.allocUnsafe(Math.min(BUFFERED_TRAJECTORY, Math.max(2 * this.buf.length, this.used + bytes)));
+        this.buf.copy(grown, 0, 0, this.used);
+        this.buf = grown;
+        return;
+      }
+      this.delta = this.placer!.startRun() - (this.pos - this.used);
+    }
     this.flush();
     // Stryker disable next-line all: buffer sizing only: the same bytes are written
     if (bytes > this.buf.length) this.buf = Buffer.allocUnsafe(bytes);
   }
-
   /** Append `s` (UTF-8); returns its end offset. Its start is the previous end. */
   append(s: string): number {
     if (s.length === 0) return this.pos;
@@ -134,20 +170,39 @@ export class SpillWriter {
 
   /**
    * Append a trajectory's index block: offsets (n+1 float64, first so that they stay 8-byte aligned
-   * when read into a fresh buffer), roles (n). Returns the block's start.
+   * when read into a fresh buffer), roles (n). `offsets` are this writer's logical offsets (appendMessage);
+   * the block holds them as file positions. Returns the block's file position. With a placer the
+   * trajectory is placed and written now.
    */
   appendIndexBlock(offsets: Float64Array, roles: Uint8Array): number {
-    this.reserve(indexBlockBytes(roles.length));
+    const bytes = indexBlockBytes(roles.length);
+    this.reserve(bytes);
+    let run = this.delta !== null;
+    if (this.delta === null) {
+      // The trajectory is in the buffer whole, with its block (and any records before offsets[0], of a
+      // trajectory that turned bad: nothing refers to them, they are placed along).
+      const size = this.used + bytes;
+      run = size > SEGMENT_BYTES;
+      this.delta = (run ? this.placer!.startRun() : this.placer!.place(size)) - (this.pos - this.used);
+    }
+    const delta = this.delta;
     const start = this.pos;
     const b = this.buf;
     let p = this.used;
-    b.set(new Uint8Array(offsets.buffer, offsets.byteOffset, offsets.byteLength), p);
+    if (delta === 0) b.set(new Uint8Array(offsets.buffer, offsets.byteOffset, offsets.byteLength), p);
+    else for (let i = 0; i < offsets.length; i++) b.writeDoubleLE(offsets[i]! + delta, p + 8 * i);
     p += offsets.byteLength;
     b.set(roles, p);
     p += roles.length;
     this.pos += p - this.used;
     this.used = p;
-    return start;
+    if (this.placer) {
+      this.flush();
+      // A placed trajectory was counted in its segment by place(); a run's segments are pinned.
+      if (run) this.placer.endRun(this.pos + delta);
+      this.delta = null;
+    }
+    return start + delta;
   }
 
   get offset(): number {
@@ -156,10 +211,11 @@ export class SpillWriter {
 
   flush(): void {
     // Stryker disable next-line all: equivalent: sinking an empty buffer writes nothing
-    if (this.used > 0) this.sink(this.buf.subarray(0, this.used));
+    if (this.used > 0 && this.delta !== null) this.sink(this.buf.subarray(0, this.used), this.pos - this.used + this.delta);
+    // Bytes without a place (delta null) are records of a trajectory that turned bad: dropped.
     this.used = 0;
     // Stryker disable next-line all: buffer sizing only: the same bytes are written
-    if (this.buf.length > FLUSH_BYTES) this.buf = Buffer.allocUnsafe(FLUSH_BYTES);
+    if (this.buf.length > this.capacity) this.buf = Buffer.allocUnsafe(this.capacity);
   }
 
   close(): void {

@@ -14,6 +14,7 @@ import { sourceMessages } from '../sources/messages.js';
 import { pairWithinKey } from '../sources/identity.js';
 import { signatureSchemeOf } from '../sources/text-actions.js';
 import { SpillWriter } from './spill.js';
+import { SpillPlacer, SpillSpace } from './spill-space.js';
 import { holdsNumber, mayHoldSourceNumbers, parseKeepingNumbers } from '../contract/json-numbers.js';
 import { nestedDeeperThan } from '../contract/json-depth.js';
 import { jsonlLines, parseJsonLine } from '../io/jsonl-lines.js';
@@ -71,10 +72,12 @@ async function wasmLibs() {
  * in the file). The levels cost about 0.3 CPU-s per 150 MB file (README, "Engines and hostile files").
  */
 const PAGE_CHECKS = { levels: true };
-const data = workerData as { spillPath: string | null; spillIndex: number };
+const data = workerData as { spillPath: string | null; spillIndex: number; spillSpace?: SharedArrayBuffer | null };
 const spillIndex = data.spillIndex;
 /** This worker's spill file: from workerData, or for a worker started early, from its pool's first message. */
 let spillPath = data.spillPath ?? '';
+/** Where trajectories go in the spill file, when the pool places them (spill-space.ts). */
+let spillSpace = data.spillSpace ?? null;
 let spill: SpillWriter | null = null;
 const files = new Map<string, ParquetFile>();
 
@@ -215,7 +218,7 @@ async function sample(path: string, columns: string[]): Promise<SampleResult> {
 
 function spillWriter(): SpillWriter {
   if (spillPath === '') throw new Error('no spill file: a task came before the spill path');
-  return (spill ??= new SpillWriter(spillPath));
+  return (spill ??= new SpillWriter(spillPath, spillSpace ? new SpillPlacer(new SpillSpace(spillSpace)) : null));
 }
 
 /** The main thread's share of an encoded trajectory: its arrays go to the spill as an index block. */
@@ -671,6 +674,7 @@ async function timed(task: Task): ReturnType<typeof run> {
 }
 
 mark('worker: modules loaded');
-serve(parentPort!, timingOn() ? timed : run, pureJsDecoders, (path) => {
+serve(parentPort!, timingOn() ? timed : run, pureJsDecoders, (path, space) => {
   spillPath = path;
+  spillSpace = space;
 });
