@@ -155,6 +155,8 @@ export class Pool {
 
   /** Workers started so far; worker k writes spill file k (spillPath). */
   private spawned = 0;
+  /** Spill file -> its shared space, with placeSpill. */
+  private readonly spaces = new Map<string, SpillSpace>();
   private readonly url: URL;
 
   // Workers start on demand, up to `limit`: a small input whose tasks come one at a time pays for one
@@ -197,9 +199,6 @@ export class Pool {
     if (this.closed || this.failed || this.dead) return;
     while (this.spawned < Math.min(n, this.limit)) this.spawn();
   }
-
-  /** Spill file -> its shared space, with placeSpill. */
-  private readonly spaces = new Map<string, SpillSpace>();
 
   /**
    * A walked trajectory's spill space may be written again (placeSpill; nothing reads the trajectory

@@ -1,9 +1,9 @@
 // Where a worker's spill file puts each trajectory, so that the space of walked trajectories is
 // written again instead of the file growing by every byte spilled. Appending gigabytes to a new file
-// costs the kernel 1.5-2.7 CPU-s per GB here (ext4: page and block allocation; 14.8 s of system time
-// in one 67k run against 4.1 in the next), while writing pages already in the page cache costs 0.2
-// (bench/README.md, "Spill space written again"). Only the early walk (early-walk.ts) releases
-// trajectories; without releases nothing is ever written twice.
+// costs the kernel 0.2-2.7 CPU-s per GB here, depending on the page cache's state (14.8 s of system
+// time in one 67k run against 4.1 in the next), while writing pages already in the page cache costs
+// 0.15 every time (bench/spill-write.mjs; bench/README.md, "Spill space written again"). Only the
+// early walk (early-walk.ts) releases trajectories; without releases nothing is ever written twice.
 //
 // The file is cut into segments of SEGMENT_BYTES. A trajectory whose records and index block fit in
 // a segment is placed whole in one (spill.ts SpillWriter buffers it until its index block), and the

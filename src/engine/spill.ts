@@ -177,7 +177,8 @@ export class SpillWriter {
   appendIndexBlock(offsets: Float64Array, roles: Uint8Array): number {
     const bytes = indexBlockBytes(roles.length);
     this.reserve(bytes);
-    let run = this.delta !== null;
+    // A run started while the trajectory was appended (reserve) already has its place.
+    let run = this.placer !== null && this.delta !== null;
     if (this.delta === null) {
       // The trajectory is in the buffer whole, with its block (and any records before offsets[0], of a
       // trajectory that turned bad: nothing refers to them, they are placed along).
