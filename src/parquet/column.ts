@@ -698,6 +698,121 @@ function dataPageHeader(h: ThriftStruct, type: number, leaf: LeafColumn, valuesL
   return { v2: true, numValues, encoding, pageRows, numNulls, repLen, defLen, isCompressed: (dh[7] ?? true) !== false };
 }
 
+/** A data page opened for its values: its levels (null where the level's maximum is 0) and a window on its values. */
+interface OpenPage {
+  reps: Uint8Array | null;
+  defs: Uint8Array | null;
+  w: Window;
+}
+
+/**
+ * Read a data page's levels and open a window on its values. v1: the levels lead the decompressed
+ * body. v2: they are stored uncompressed ahead of the values, and are checked here against the
+ * header's row and null counts. Apart from leafRows, like pageValues: a page kind first met late
+ * recompiles only this.
+ */
+function openPage(file: ChunkFile, codec: number, page: DataPage, leaf: LeafColumn, compressed: number, uncompressed: number, repWidth: number, defWidth: number): OpenPage {
+  const { numValues } = page;
+  let reps: Uint8Array | null = null;
+  let defs: Uint8Array | null = null;
+  if (!page.v2) {
+    const w = new Window(inflater(codec, file.pageBody(compressed, codec, uncompressed), uncompressed), uncompressed, file.window());
+    if (leaf.maxRep > 0) w.runs(repWidth, (reps = new Uint8Array(numValues)), 'repetition levels');
+    if (leaf.maxDef > 0) w.runs(defWidth, (defs = new Uint8Array(numValues)), 'definition levels');
+    return { reps, defs, w };
+  }
+  const { pageRows, numNulls, repLen, defLen, isCompressed } = page;
+  const valuesSize = uncompressed - repLen - defLen;
+  const body = file.body(compressed, isCompressed && decodesWhole(codec, valuesSize));
+  if (repLen + defLen > body.length) throw new ParquetFormatError('levels longer than the page');
+  if (leaf.maxRep > 0) decodeHybrid(body.subarray(0, repLen), repWidth, numValues, (reps = new Uint8Array(numValues)), true);
+  if (leaf.maxDef > 0) decodeHybrid(body.subarray(repLen, repLen + defLen), defWidth, numValues, (defs = new Uint8Array(numValues)), true);
+  if (reps) {
+    // V2 pages start at a row boundary, and their row count can then be checked.
+    if (numValues > 0 && reps[0] !== 0) throw new ParquetFormatError('a v2 page starts inside a row');
+    let starts = 0;
+    for (let i = 0; i < numValues; i++) if (reps[i] === 0) starts++;
+    if (starts !== pageRows) throw new ParquetFormatError(`a page of ${starts} rows declares ${pageRows}`);
+  }
+  if (defs) {
+    let nulls = 0;
+    for (let i = 0; i < numValues; i++) if (defs[i]! < leaf.maxDef) nulls++;
+    if (nulls !== numNulls) throw new ParquetFormatError(`a page of ${nulls} nulls declares ${numNulls}`);
+  }
+  if (repLen + defLen > uncompressed) throw new ParquetFormatError('levels longer than the declared page');
+  const values = body.subarray(repLen + defLen);
+  return { reps, defs, w: new Window(inflater(isCompressed ? codec : 0, values, valuesSize), valuesSize, file.window()) };
+}
+
+/** How a data page's values are read: set up once per page, before its values (pageValues). */
+interface PageValues {
+  /** Dictionary indices for the whole page. */
+  indices: Uint32Array | null;
+  /** Booleans of a v2 page (RLE runs of width 1). */
+  boolRuns: Uint32Array | null;
+  /** Decoded up front: integer / float values (delta, byte-stream-split). */
+  decodedValues: number[] | null;
+  /** String lengths (delta), and prefix lengths (delta byte array). */
+  lengths: number[] | null;
+  prefixes: number[] | null;
+}
+
+/**
+ * The values of a page of `present` non-null values in `encoding`, from where its levels end in `w`:
+ * whatever is decoded up front (dictionary indices, delta and byte-stream-split values, string
+ * lengths); plain values are read one by one in leafRows. Apart from leafRows, so that an encoding
+ * first met late in a run recompiles only this function, not the reader's whole loop.
+ */
+function pageValues(w: Window, encoding: number, leaf: LeafColumn, dict: Dictionary | null, present: number): PageValues {
+  let indices: Uint32Array | null = null;
+  let boolRuns: Uint32Array | null = null;
+  let decodedValues: number[] | null = null;
+  let lengths: number[] | null = null;
+  let prefixes: number[] | null = null;
+  if (encoding === ENC.PLAIN_DICTIONARY || encoding === ENC.RLE_DICTIONARY) {
+    if (!dict) throw new ParquetFormatError('dictionary-encoded page without a dictionary');
+    indices = new Uint32Array(present);
+    if (present > 0) {
+      w.need(1, 'the index bit width');
+      const width = w.buf[w.pos]!;
+      w.advance(1);
+      if (width > 32) throw new ParquetFormatError(`bit width ${width}`);
+      const len = w.rest(); // the indices run to the end of the page
+      // The header's bound took 32 bits: at this width the runs may take less, and no more is held.
+      checkDeclared(len, hybridBound(present, width), present, 'dictionary indices');
+      w.need(len, 'dictionary indices');
+      decodeHybrid(w.buf.subarray(w.pos, w.pos + len), width, present, indices, true);
+      w.advance(len);
+      // Every index, wanted or not: a file with one out of range is corrupt whichever rows are read.
+      const size = dict.size;
+      for (let j = 0; j < present; j++) if (indices[j]! >= size) throw new ParquetFormatError(`dictionary index ${indices[j]} of a dictionary of ${size}`);
+    } else w.skip(w.rest()); // writers differ on whether a page of nulls still has its bit width
+  } else if (encoding === ENC.DELTA_BINARY_PACKED && (leaf.kind === 'int32' || leaf.kind === 'int64')) {
+    decodedValues = deltaBinaryPacked(w, present, leaf.kind === 'int32' ? 32 : 64);
+  } else if (encoding === ENC.DELTA_LENGTH_BYTE_ARRAY && leaf.kind === 'string') {
+    lengths = deltaBinaryPacked(w, present, 32);
+  } else if (encoding === ENC.DELTA_BYTE_ARRAY && leaf.kind === 'string') {
+    // Prefix lengths, then the suffixes as DELTA_LENGTH_BYTE_ARRAY.
+    prefixes = deltaBinaryPacked(w, present, 32);
+    lengths = deltaBinaryPacked(w, present, 32);
+  } else if (encoding === ENC.BYTE_STREAM_SPLIT && leaf.kind !== 'string' && leaf.kind !== 'boolean') {
+    // Byte k of every value, then byte k+1 of every value, ...: put the bytes back together.
+    const [size, read] = FIXED[leaf.kind];
+    w.need(present * size, 'byte-stream-split values');
+    const joined = Buffer.allocUnsafe(present * size);
+    for (let j = 0; j < present; j++) for (let k = 0; k < size; k++) joined[j * size + k] = w.buf[w.pos + k * present + j]!;
+    w.advance(present * size);
+    decodedValues = Array.from({ length: present }, (_, j) => read(joined, j * size));
+  } else if (encoding === ENC.RLE && leaf.kind === 'boolean') {
+    // Booleans in v2 pages: a 4-byte length, then RLE / bit-packed runs of width 1.
+    boolRuns = new Uint32Array(present);
+    if (present > 0) w.runs(1, boolRuns, 'boolean runs');
+  } else if (encoding !== ENC.PLAIN) {
+    throw new Unsupported(`page encoding ${encoding}`);
+  }
+  return { indices, boolRuns, decodedValues, lengths, prefixes };
+}
+
 /**
  * Stream `leaf`'s column chunk in one row group and yield the triples of each of `rows` (ascending
  * row numbers within the group), or of every row when `rows` is null. A generator, so that the
@@ -766,15 +881,8 @@ export function* leafRows(
         continue;
       }
     }
-    let reps: Uint8Array | null = null;
-    let defs: Uint8Array | null = null;
-    let w: Window;
-    if (!page.v2) {
-      w = new Window(inflater(codec, file.pageBody(compressed, codec, uncompressed), uncompressed), uncompressed, file.window());
-      if (leaf.maxRep > 0) w.runs(repWidth, (reps = new Uint8Array(numValues)), 'repetition levels');
-      if (leaf.maxDef > 0) w.runs(defWidth, (defs = new Uint8Array(numValues)), 'definition levels');
-    } else {
-      const { pageRows, numNulls, repLen, defLen, isCompressed } = page;
+    if (page.v2) {
+      const { pageRows } = page;
       if (row + pageRows >= numRows) throw new ParquetFormatError(`a page past the row group's ${numRows} rows`);
       // V2 pages start at row boundaries: a page with no wanted row is skipped undecompressed.
       if (rows !== null && (next >= rows.length || rows[next]! > row + pageRows)) {
@@ -784,27 +892,8 @@ export function* leafRows(
         if (row >= last) break;
         continue;
       }
-      const valuesSize = uncompressed - repLen - defLen;
-      const body = file.body(compressed, isCompressed && decodesWhole(codec, valuesSize));
-      if (repLen + defLen > body.length) throw new ParquetFormatError('levels longer than the page');
-      if (leaf.maxRep > 0) decodeHybrid(body.subarray(0, repLen), repWidth, numValues, (reps = new Uint8Array(numValues)), true);
-      if (leaf.maxDef > 0) decodeHybrid(body.subarray(repLen, repLen + defLen), defWidth, numValues, (defs = new Uint8Array(numValues)), true);
-      if (reps) {
-        // V2 pages start at a row boundary, and their row count can then be checked.
-        if (numValues > 0 && reps[0] !== 0) throw new ParquetFormatError('a v2 page starts inside a row');
-        let starts = 0;
-        for (let i = 0; i < numValues; i++) if (reps[i] === 0) starts++;
-        if (starts !== pageRows) throw new ParquetFormatError(`a page of ${starts} rows declares ${pageRows}`);
-      }
-      if (defs) {
-        let nulls = 0;
-        for (let i = 0; i < numValues; i++) if (defs[i]! < leaf.maxDef) nulls++;
-        if (nulls !== numNulls) throw new ParquetFormatError(`a page of ${nulls} nulls declares ${numNulls}`);
-      }
-      if (repLen + defLen > uncompressed) throw new ParquetFormatError('levels longer than the declared page');
-      const values = body.subarray(repLen + defLen);
-      w = new Window(inflater(isCompressed ? codec : 0, values, valuesSize), valuesSize, file.window());
     }
+    const { reps, defs, w } = openPage(file, codec, page, leaf, compressed, uncompressed, repWidth, defWidth);
     if (reps) {
       checkLevels(reps, leaf.maxRep, 'repetition');
       // The chunk's first entry starts a row: a continuation there belongs to no row.
@@ -843,58 +932,10 @@ export function* leafRows(
     let present = 0;
     if (defs) for (let i = 0; i < numValues; i++) present += defs[i] === maxDef ? 1 : 0;
     else present = numValues;
-    // Values: dictionary indices for the whole page, or plain values read one by one.
-    let indices: Uint32Array | null = null;
-    let boolRuns: Uint32Array | null = null;
-    /** Decoded up front: integer / float values (delta, byte-stream-split), or string lengths and prefix lengths (delta). */
-    let decodedValues: number[] | null = null;
-    let lengths: number[] | null = null;
-    let prefixes: number[] | null = null;
+    const { indices, boolRuns, decodedValues, lengths, prefixes } = pageValues(w, encoding, leaf, dict, present);
     let previous: Buffer = Buffer.alloc(0);
     let expanded = 0;
     let nextIndex = 0;
-    if (encoding === ENC.PLAIN_DICTIONARY || encoding === ENC.RLE_DICTIONARY) {
-      if (!dict) throw new ParquetFormatError('dictionary-encoded page without a dictionary');
-      indices = new Uint32Array(present);
-      if (present > 0) {
-        w.need(1, 'the index bit width');
-        const width = w.buf[w.pos]!;
-        w.advance(1);
-        if (width > 32) throw new ParquetFormatError(`bit width ${width}`);
-        const len = w.rest(); // the indices run to the end of the page
-        // The header's bound took 32 bits: at this width the runs may take less, and no more is held.
-        checkDeclared(len, hybridBound(present, width), present, 'dictionary indices');
-        w.need(len, 'dictionary indices');
-        decodeHybrid(w.buf.subarray(w.pos, w.pos + len), width, present, indices, true);
-        w.advance(len);
-        // Every index, wanted or not: a file with one out of range is corrupt whichever rows are read.
-        const size = dict.size;
-        for (let j = 0; j < present; j++) if (indices[j]! >= size) throw new ParquetFormatError(`dictionary index ${indices[j]} of a dictionary of ${size}`);
-      } else w.skip(w.rest()); // writers differ on whether a page of nulls still has its bit width
-
-    } else if (encoding === ENC.DELTA_BINARY_PACKED && (leaf.kind === 'int32' || leaf.kind === 'int64')) {
-      decodedValues = deltaBinaryPacked(w, present, leaf.kind === 'int32' ? 32 : 64);
-    } else if (encoding === ENC.DELTA_LENGTH_BYTE_ARRAY && leaf.kind === 'string') {
-      lengths = deltaBinaryPacked(w, present, 32);
-    } else if (encoding === ENC.DELTA_BYTE_ARRAY && leaf.kind === 'string') {
-      // Prefix lengths, then the suffixes as DELTA_LENGTH_BYTE_ARRAY.
-      prefixes = deltaBinaryPacked(w, present, 32);
-      lengths = deltaBinaryPacked(w, present, 32);
-    } else if (encoding === ENC.BYTE_STREAM_SPLIT && leaf.kind !== 'string' && leaf.kind !== 'boolean') {
-      // Byte k of every value, then byte k+1 of every value, ...: put the bytes back together.
-      const [size, read] = FIXED[leaf.kind];
-      w.need(present * size, 'byte-stream-split values');
-      const joined = Buffer.allocUnsafe(present * size);
-      for (let j = 0; j < present; j++) for (let k = 0; k < size; k++) joined[j * size + k] = w.buf[w.pos + k * present + j]!;
-      w.advance(present * size);
-      decodedValues = Array.from({ length: present }, (_, j) => read(joined, j * size));
-    } else if (encoding === ENC.RLE && leaf.kind === 'boolean') {
-      // Booleans in v2 pages: a 4-byte length, then RLE / bit-packed runs of width 1.
-      boolRuns = new Uint32Array(present);
-      if (present > 0) w.runs(1, boolRuns, 'boolean runs');
-    } else if (encoding !== ENC.PLAIN) {
-      throw new Unsupported(`page encoding ${encoding}`);
-    }
     let boolByte = 0;
     let boolBit = 8;
     let startsRead = 0;
