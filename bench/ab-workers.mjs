@@ -31,7 +31,10 @@ for (let r = 0; r < Number(rounds); r++) {
   }
 }
 rmSync(tmp, { recursive: true, force: true });
-const med = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
+const med = (a) => {
+  const s = [...a].sort((x, y) => x - y);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
 for (const d of dirs) {
   const a = res[`${d} w1`], b = res[`${d} w2`];
   console.log(d, 'w1', med(a).toFixed(2), 'w2', med(b).toFixed(2), 'ratio of medians', (med(a) / med(b)).toFixed(3), 'per round', a.map((x, i) => (x / b[i]).toFixed(3)).join(' '));
