@@ -813,13 +813,200 @@ function pageValues(w: Window, encoding: number, leaf: LeafColumn, dict: Diction
   return { indices, boolRuns, decodedValues, lengths, prefixes };
 }
 
+/** Why pageRowValues stopped. */
+const STOP_ROW = 0; // a wanted row is complete: LeafRead.done
+const STOP_PAGE_END = 1; // every entry of the page is read
+const STOP_REST_SKIPPED = 2; // no wanted row starts in the rest of the page, whose window is closed
+const STOP_PAST_LAST = 3; // the page reached the row after the last wanted one; its window is closed
+
+const NO_PAGE_VALUES: PageValues = { indices: null, boolRuns: null, decodedValues: null, lengths: null, prefixes: null };
+
+/**
+ * Where a leafRows read stands: its place among the rows, and the page whose entries are being
+ * read. Apart from the generator so that the per-value loop (pageRowValues) is a plain function: a
+ * path a run first meets late (the chunk's last wanted row, a string across two windows, the rest
+ * of a page skipped) then recompiles that loop, not the whole reader (each isolate compiles its
+ * own code, so with two workers every recompile of a large generator is paid twice).
+ */
+class LeafRead {
+  /** The wanted row being collected. */
+  cur: RowTriples | null = null;
+  /** A complete row for the generator to yield (STOP_ROW). */
+  done: RowTriples | null = null;
+  /** The row of the last entry read (-1 before the first). */
+  row = -1;
+  /** The index in `rows` of the next wanted row. */
+  next = 0;
+  keep = false;
+  // The page being read: its window, levels, values and the next entry to read.
+  w: Window | null = null;
+  reps: Uint8Array | null = null;
+  defs: Uint8Array | null = null;
+  numValues = 0;
+  i = 0;
+  /** The rows starting in the page (for a read of some rows), and how many of them were reached. */
+  pageStarts = 0;
+  startsRead = 0;
+  values: PageValues = NO_PAGE_VALUES;
+  dict: Dictionary | null = null;
+  previous: Buffer = EMPTY_BUFFER;
+  expanded = 0;
+  nextIndex = 0;
+  boolByte = 0;
+  boolBit = 8;
+
+  constructor(
+    readonly rows: readonly number[] | null,
+    readonly last: number,
+    readonly maxDef: number,
+    readonly plain: PlainReader | null,
+    readonly text: TextReader,
+    readonly skipString: boolean,
+  ) {}
+
+  /** Start on a page's entries, from its first. */
+  openEntries(w: Window, reps: Uint8Array | null, defs: Uint8Array | null, numValues: number, pageStarts: number, values: PageValues, dict: Dictionary | null): void {
+    this.w = w;
+    this.reps = reps;
+    this.defs = defs;
+    this.numValues = numValues;
+    this.pageStarts = pageStarts;
+    this.values = values;
+    this.dict = dict;
+    this.i = 0;
+    this.startsRead = 0;
+    this.previous = EMPTY_BUFFER;
+    this.expanded = 0;
+    this.nextIndex = 0;
+    this.boolByte = 0;
+    this.boolBit = 8;
+  }
+}
+
+/**
+ * Read the open page's entries from `s.i` on, collecting the wanted rows' triples, until a wanted
+ * row is complete (STOP_ROW: it is in `s.done`, and the next call goes on with the entry that
+ * starts the next row), the page ends, or the rest of the page holds no wanted row.
+ */
+function pageRowValues(s: LeafRead): number {
+  const { rows, last, maxDef, plain, text, skipString, reps, defs, numValues, pageStarts, dict } = s;
+  const w = s.w!;
+  const { indices, boolRuns, decodedValues, lengths, prefixes } = s.values;
+  let { cur, row, next, keep, startsRead, previous, expanded, nextIndex, boolByte, boolBit } = s;
+  let stop = STOP_PAGE_END;
+  let i = s.i;
+  for (; i < numValues; i++) {
+    const r = reps ? reps[i]! : 0;
+    const d = defs ? defs[i]! : 0;
+    if (r === 0) {
+      // A new row starts: the previous wanted row is complete.
+      if (cur) {
+        s.done = cur;
+        cur = null;
+        stop = STOP_ROW;
+        break;
+      }
+      row++;
+      startsRead++;
+      if (row > last) {
+        w.close();
+        stop = STOP_PAST_LAST;
+        break;
+      }
+      keep = rows === null || (next < rows.length && rows[next] === row);
+      if (keep) {
+        cur = { reps: [], defs: [], vals: [] };
+        next++;
+      } else if (rows !== null && rows[next]! > row + pageStarts - startsRead) {
+        // No wanted row starts in the rest of the page: the rest is not decompressed (a zstd page
+        // streams, so its tail never is). Like a page skipped whole, its bytes are not checked.
+        row += pageStarts - startsRead;
+        w.close();
+        stop = STOP_REST_SKIPPED;
+        break;
+      }
+    }
+    let v: unknown = undefined;
+    if (d === maxDef) {
+      if (indices) {
+        const ix = indices[nextIndex++]!;
+        if (keep) v = dict!.get(ix);
+      } else if (lengths) {
+        const len = lengths[nextIndex]!;
+        if (len < 0) throw new ParquetFormatError('a negative string length');
+        if (prefixes) {
+          // Every value is needed to build the next one.
+          const pre = prefixes[nextIndex]!;
+          if (pre < 0 || pre > previous.length) throw new ParquetFormatError('a prefix longer than the previous value');
+          checkStringLength(pre + stringLength(w, len));
+          // Prefixes cost no bytes in the page: bound the bytes they expand to, or a small page could copy terabytes.
+          expanded += pre + len;
+          if (expanded > MAX_PAGE) throw new ParquetFormatError('prefix-encoded values of more than 2 GiB in one page');
+          w.need(len, 'a string suffix');
+          previous = Buffer.concat([previous.subarray(0, pre), w.buf.subarray(w.pos, w.pos + len)]);
+          w.advance(len);
+          if (keep) v = utf8(previous, 0, previous.length);
+        } else if (keep) {
+          stringLength(w, len);
+          w.need(len, 'a string');
+          v = text(w.buf, w.pos, w.pos + len);
+          w.advance(len);
+        } else w.skip(stringLength(w, len));
+        nextIndex++;
+      } else if (decodedValues) {
+        v = decodedValues[nextIndex++];
+      } else if (skipString && !keep) {
+        // The common case, inlined: the length and bytes of a value nobody wants.
+        let len: number;
+        if (w.end - w.pos >= 4) {
+          len = w.buf.readUInt32LE(w.pos);
+          w.advance(4);
+        } else len = w.u32('a string length');
+        // (A window never holds more than the longest string: whatever passes here is no longer.)
+        if (w.end - w.pos >= len) w.advance(len);
+        else w.skip(stringLength(w, len));
+      } else if (plain) {
+        v = plain(w, keep);
+      } else if (boolRuns) {
+        v = boolRuns[nextIndex++] === 1;
+      } else {
+        if (boolBit === 8) {
+          w.need(1, 'a boolean');
+          boolByte = w.buf[w.pos]!;
+          w.advance(1);
+          boolBit = 0;
+        }
+        v = ((boolByte >> boolBit++) & 1) === 1;
+      }
+    }
+    if (cur) {
+      if (cur.reps.length >= MAX_ROW_VALUES) throw new ParquetFormatError(`a row of more than ${MAX_ROW_VALUES} values`);
+      cur.reps.push(r);
+      cur.defs.push(d);
+      cur.vals.push(v);
+    }
+  }
+  s.i = i;
+  s.cur = cur;
+  s.row = row;
+  s.next = next;
+  s.keep = keep;
+  s.startsRead = startsRead;
+  s.previous = previous;
+  s.expanded = expanded;
+  s.nextIndex = nextIndex;
+  s.boolByte = boolByte;
+  s.boolBit = boolBit;
+  return stop;
+}
+
 /**
  * Stream `leaf`'s column chunk in one row group and yield the triples of each of `rows` (ascending
  * row numbers within the group), or of every row when `rows` is null. A generator, so that the
  * leaves of a column advance together row by row and only one row's values are held at a time.
  * Run it to its end: the row count is checked there. `starts` (row-starts.ts, with `rows` only): where
  * this leaf's rows start, so that a page holding none of `rows` is skipped before it is read; every
- * page read is checked against them.
+ * page read is checked against them. The pages are read here, their entries in pageRowValues.
  */
 export function* leafRows(
   fd: number,
@@ -832,19 +1019,14 @@ export function* leafRows(
   // Plain and length-prefixed string values of at least this many bytes come as Utf8Bytes.
   bytesFrom = Infinity,
 ): Generator<RowTriples, void, void> {
-  let cur: RowTriples | null = null;
   const file = new ChunkFile(fd, chunk);
   const repWidth = bitWidth(leaf.maxRep);
   const defWidth = bitWidth(leaf.maxDef);
   const last = rows === null ? numRows - 1 : (rows[rows.length - 1] ?? -1);
   let dict: Dictionary | null = null;
-  let row = -1;
-  let next = 0;
-  let keep = false;
   let seen = 0;
   const text = textReader(bytesFrom);
-  const plain = leaf.kind === 'boolean' ? null : plainReader(leaf, text);
-  const skipString = leaf.kind === 'string';
+  const s = new LeafRead(rows, last, leaf.maxDef, leaf.kind === 'boolean' ? null : plainReader(leaf, text), text, leaf.kind === 'string');
   let dataPages = 0;
   outer: while (!file.done && seen < chunk.numValues) {
     const h = file.header();
@@ -868,28 +1050,29 @@ export function* leafRows(
       // it continues included), the body is neither read nor decompressed.
       const first = starts.rowOf(seen);
       const lastRow = starts.rowOf(seen + numValues - 1);
-      if (!((cur !== null && first === row) || (next < rows.length && rows[next]! <= lastRow))) {
+      if (!((s.cur !== null && first === s.row) || (s.next < rows.length && rows[s.next]! <= lastRow))) {
         file.skipBody(compressed);
-        if (cur) {
-          yield cur; // complete: this page starts a new row
-          cur = null;
+        if (s.cur) {
+          const complete = s.cur; // complete: this page starts a new row
+          s.cur = null;
+          yield complete;
         }
-        row = lastRow;
-        keep = false;
+        s.row = lastRow;
+        s.keep = false;
         seen += numValues;
-        if (next >= rows.length) break;
+        if (s.next >= rows.length) break;
         continue;
       }
     }
     if (page.v2) {
       const { pageRows } = page;
-      if (row + pageRows >= numRows) throw new ParquetFormatError(`a page past the row group's ${numRows} rows`);
+      if (s.row + pageRows >= numRows) throw new ParquetFormatError(`a page past the row group's ${numRows} rows`);
       // V2 pages start at row boundaries: a page with no wanted row is skipped undecompressed.
-      if (rows !== null && (next >= rows.length || rows[next]! > row + pageRows)) {
+      if (rows !== null && (s.next >= rows.length || rows[s.next]! > s.row + pageRows)) {
         file.skipBody(compressed);
-        row += pageRows;
+        s.row += pageRows;
         seen += numValues;
-        if (row >= last) break;
+        if (s.row >= last) break;
         continue;
       }
     }
@@ -897,7 +1080,7 @@ export function* leafRows(
     if (reps) {
       checkLevels(reps, leaf.maxRep, 'repetition');
       // The chunk's first entry starts a row: a continuation there belongs to no row.
-      if (numValues > 0 && reps[0] !== 0 && row < 0) throw new ParquetFormatError('the column chunk starts inside a row');
+      if (numValues > 0 && reps[0] !== 0 && s.row < 0) throw new ParquetFormatError('the column chunk starts inside a row');
       starts?.check(reps, seen, numValues);
     }
     if (defs) checkLevels(defs, leaf.maxDef, 'definition');
@@ -914,16 +1097,17 @@ export function* leafRows(
       // the levels at its front were). The rows starting here are the entries of repetition level 0;
       // a first entry above 0 continues the row before, which must not be a wanted one.
       const continues = reps !== null && reps[0] !== 0;
-      if (!(continues && cur)) {
-        if (next >= rows.length || rows[next]! > row + pageStarts) {
+      if (!(continues && s.cur)) {
+        if (s.next >= rows.length || rows[s.next]! > s.row + pageStarts) {
           w.close();
-          if (cur) {
-            yield cur; // complete: this page starts a new row
-            cur = null;
+          if (s.cur) {
+            const complete = s.cur; // complete: this page starts a new row
+            s.cur = null;
+            yield complete;
           }
-          if (next >= rows.length) break;
-          row += pageStarts;
-          keep = false;
+          if (s.next >= rows.length) break;
+          s.row += pageStarts;
+          s.keep = false;
           continue;
         }
       }
@@ -932,108 +1116,27 @@ export function* leafRows(
     let present = 0;
     if (defs) for (let i = 0; i < numValues; i++) present += defs[i] === maxDef ? 1 : 0;
     else present = numValues;
-    const { indices, boolRuns, decodedValues, lengths, prefixes } = pageValues(w, encoding, leaf, dict, present);
-    let previous: Buffer = Buffer.alloc(0);
-    let expanded = 0;
-    let nextIndex = 0;
-    let boolByte = 0;
-    let boolBit = 8;
-    let startsRead = 0;
-    for (let i = 0; i < numValues; i++) {
-      const r = reps ? reps[i]! : 0;
-      const d = defs ? defs[i]! : 0;
-      if (r === 0) {
-        // A new row starts: the previous wanted row is complete.
-        if (cur) {
-          yield cur;
-          cur = null;
-        }
-        row++;
-        startsRead++;
-        if (row > last) {
-          w.close();
-          break outer;
-        }
-        keep = rows === null || (next < rows.length && rows[next] === row);
-        if (keep) {
-          cur = { reps: [], defs: [], vals: [] };
-          next++;
-        } else if (rows !== null && rows[next]! > row + pageStarts - startsRead) {
-          // No wanted row starts in the rest of the page: the rest is not decompressed (a zstd page
-          // streams, so its tail never is). Like a page skipped whole, its bytes are not checked.
-          row += pageStarts - startsRead;
-          w.close();
-          continue outer;
-        }
+    s.openEntries(w, reps, defs, numValues, pageStarts, pageValues(w, encoding, leaf, dict, present), dict);
+    for (;;) {
+      const stop = pageRowValues(s);
+      if (stop === STOP_ROW) {
+        const complete = s.done!;
+        s.done = null;
+        yield complete;
+        continue;
       }
-      let v: unknown = undefined;
-      if (d === maxDef) {
-        if (indices) {
-          const ix = indices[nextIndex++]!;
-          if (keep) v = dict!.get(ix);
-        } else if (lengths) {
-          const len = lengths[nextIndex]!;
-          if (len < 0) throw new ParquetFormatError('a negative string length');
-          if (prefixes) {
-            // Every value is needed to build the next one.
-            const pre = prefixes[nextIndex]!;
-            if (pre < 0 || pre > previous.length) throw new ParquetFormatError('a prefix longer than the previous value');
-            checkStringLength(pre + stringLength(w, len));
-            // Prefixes cost no bytes in the page: bound the bytes they expand to, or a small page could copy terabytes.
-            expanded += pre + len;
-            if (expanded > MAX_PAGE) throw new ParquetFormatError('prefix-encoded values of more than 2 GiB in one page');
-            w.need(len, 'a string suffix');
-            previous = Buffer.concat([previous.subarray(0, pre), w.buf.subarray(w.pos, w.pos + len)]);
-            w.advance(len);
-            if (keep) v = utf8(previous, 0, previous.length);
-          } else if (keep) {
-            stringLength(w, len);
-            w.need(len, 'a string');
-            v = text(w.buf, w.pos, w.pos + len);
-            w.advance(len);
-          } else w.skip(stringLength(w, len));
-          nextIndex++;
-        } else if (decodedValues) {
-          v = decodedValues[nextIndex++];
-        } else if (skipString && !keep) {
-          // The common case, inlined: the length and bytes of a value nobody wants.
-          let len: number;
-          if (w.end - w.pos >= 4) {
-            len = w.buf.readUInt32LE(w.pos);
-            w.advance(4);
-          } else len = w.u32('a string length');
-          // (A window never holds more than the longest string: whatever passes here is no longer.)
-          if (w.end - w.pos >= len) w.advance(len);
-          else w.skip(stringLength(w, len));
-        } else if (plain) {
-          v = plain(w, keep);
-        } else if (boolRuns) {
-          v = boolRuns[nextIndex++] === 1;
-        } else {
-          if (boolBit === 8) {
-            w.need(1, 'a boolean');
-            boolByte = w.buf[w.pos]!;
-            w.advance(1);
-            boolBit = 0;
-          }
-          v = ((boolByte >> boolBit++) & 1) === 1;
-        }
-      }
-      if (cur) {
-        if (cur.reps.length >= MAX_ROW_VALUES) throw new ParquetFormatError(`a row of more than ${MAX_ROW_VALUES} values`);
-        cur.reps.push(r);
-        cur.defs.push(d);
-        cur.vals.push(v);
-      }
+      if (stop === STOP_PAST_LAST) break outer;
+      if (stop === STOP_REST_SKIPPED) continue outer;
+      break;
     }
     w.finish('values');
   }
-  if (cur) yield cur;
+  if (s.cur) yield s.cur;
   // Read to the end (not stopped after the last wanted row): the pages hold what the footer says.
   if (rows === null && seen !== chunk.numValues) throw new ParquetFormatError(`pages hold ${seen} values, the column chunk ${chunk.numValues}`);
   if (rows === null && !file.done) throw new ParquetFormatError('bytes after the last page of the column chunk');
-  if (rows === null ? row + 1 !== numRows : next !== rows.length) {
-    throw new ParquetFormatError(`column ${leaf.path.join('.')} has ${row + 1} rows, the row group ${numRows}`);
+  if (rows === null ? s.row + 1 !== numRows : s.next !== rows.length) {
+    throw new ParquetFormatError(`column ${leaf.path.join('.')} has ${s.row + 1} rows, the row group ${numRows}`);
   }
 }
 

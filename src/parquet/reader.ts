@@ -7,7 +7,7 @@ import { closeSync, openSync } from 'node:fs';
 import { ExitCode, UserError } from '../errors.js';
 import { assembleRow, listLevels } from './assemble.js';
 import { ValueTooLong } from './bounds.js';
-import { checkPages, largestWholePage, leafRows, rowStartsOf, type PageChecks } from './column.js';
+import { checkPages, largestWholePage, leafRows, rowStartsOf, type PageChecks, type RowTriples } from './column.js';
 import { Unsupported, readFooter, type ChunkMeta, type FileMeta, type LeafColumn, type LogicalNode } from './meta.js';
 import { RowStarts, repetitionOwner } from './row-starts.js';
 import type { MetaResult } from './file-summary.js';
@@ -56,6 +56,45 @@ export function listStructField(name: string): (leaf: LeafColumn) => boolean {
   };
 }
 
+/** A column as readRows reads it: its tree, its leaves with their chunks, and what its errors name. */
+interface ReadColumn {
+  name: string;
+  node: LogicalNode;
+  leaves: LeafColumn[];
+  nodes: (readonly LogicalNode[])[];
+  listAt: (readonly number[])[];
+  chunks: ChunkMeta[];
+  where: { column: string; leaves: string[] };
+}
+
+/** Which column, or leaf of it, readRows was reading: what an error names. */
+interface RowPlace {
+  where: string;
+}
+
+/**
+ * The next row of `cols`: one row's triples from each of its leaves' streams, assembled per column.
+ * Apart from readRows so that the per-row work is a plain function: a shape a run meets late (the
+ * decode pass's nested columns after the index pass's flat ones) recompiles it, not the generator.
+ */
+function nextRow(cols: readonly ReadColumn[], streams: readonly (readonly Generator<RowTriples, void, void>[])[], numRows: number, at: RowPlace): unknown[] {
+  const values = new Array<unknown>(cols.length);
+  for (let c = 0; c < cols.length; c++) {
+    const col = cols[c]!;
+    const leafStreams = streams[c]!;
+    const triples: RowTriples[] = [];
+    for (let j = 0; j < leafStreams.length; j++) {
+      at.where = col.where.leaves[j]!;
+      const r = leafStreams[j]!.next();
+      if (r.done) throw new ParquetFormatError(`fewer rows than the row group's ${numRows}`);
+      triples.push(r.value);
+    }
+    at.where = col.where.column;
+    values[c] = assembleRow(col.node, col.nodes, triples, col.listAt);
+  }
+  return values;
+}
+
 /**
  * The values of `columns` for each of `rows` (ascending, within the row group; null = every row), one
  * row at a time: every leaf of every column streams in step, so memory holds one row's values plus
@@ -71,7 +110,7 @@ export function* readRows(
   const meta = footer(path);
   const rg = meta.rowGroups[rowGroup];
   if (!rg) throw new UserError(`${path}: no row group ${rowGroup}`, ExitCode.corrupt);
-  const cols = columns.map((name) => {
+  const cols = columns.map((name): ReadColumn => {
     const col = meta.columns.get(name);
     if (!col) throw new Unsupported(`no column ${name}`);
     if (!col.node) throw new Unsupported(col.unsupported ?? name);
@@ -82,7 +121,7 @@ export function* readRows(
     return { name, node: col.node, leaves, nodes, listAt: nodes.map((n) => listLevels(n)), chunks: col.leaves.map((i) => rg.chunks[i]!), where };
   });
   const fd = openSync(path, 'r');
-  let where = '';
+  const at: RowPlace = { where: '' };
   try {
     const last = rows?.[rows.length - 1];
     // Rows are located up to the last wanted one (and no further: a footer's row count is a claim).
@@ -94,25 +133,11 @@ export function* readRows(
       c.leaves.map((l, j) => leafRows(fd, c.chunks[j]!.codec, c.chunks[j]!, l, rg.numRows, rows, starts?.[k0++] ?? null, bytesLeaf?.(l) ? bytesFrom : Infinity)),
     );
     const n = rows === null ? rg.numRows : rows.length;
-    for (let k = 0; k < n; k++) {
-      const values = new Array<unknown>(cols.length);
-      for (let c = 0; c < cols.length; c++) {
-        const col = cols[c]!;
-        const triples = streams[c]!.map((s, j) => {
-          where = col.where.leaves[j]!;
-          const r = s.next();
-          if (r.done) throw new ParquetFormatError(`fewer rows than the row group's ${rg.numRows}`);
-          return r.value;
-        });
-        where = col.where.column;
-        values[c] = assembleRow(col.node, col.nodes, triples, col.listAt);
-      }
-      yield values;
-    }
+    for (let k = 0; k < n; k++) yield nextRow(cols, streams, rg.numRows, at);
     // Run every stream to its end, where it checks its row count.
     for (const ss of streams) for (const s of ss) if (!s.next().done) throw new ParquetFormatError('more rows than expected');
   } catch (e) {
-    if (e instanceof ParquetFormatError) throw corrupt(path, `row group ${rowGroup}, ${where}`, e);
+    if (e instanceof ParquetFormatError) throw corrupt(path, `row group ${rowGroup}, ${at.where}`, e);
     throw e;
   } finally {
     closeSync(fd);
