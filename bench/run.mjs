@@ -26,7 +26,7 @@ import { existsSync, mkdtempSync, mkdirSync, readFileSync, readdirSync, rmSync, 
 import { cpus, totalmem, tmpdir, loadavg, release } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { TIME, timed } from './timed.mjs';
+import { TIME, median, timed } from './timed.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, '..');
@@ -103,7 +103,6 @@ function parseCli(argv) {
   };
 }
 
-const median = (xs) => { const s = [...xs].sort((a, b) => a - b); const n = s.length; return n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2; };
 const fmt = (x, d = 2) => (x == null || Number.isNaN(x) ? '-' : x.toFixed(d));
 const mib = (b) => b / 1024 ** 2;
 

@@ -18,6 +18,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { median } from './timed.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const TICK = 1000 / 100; // ms per clock tick (USER_HZ is 100 on Linux)
@@ -93,10 +94,6 @@ for (let r = 0; r < Number(values.rounds); r++) {
 }
 rmSync(tmp, { recursive: true, force: true });
 
-const median = (a) => {
-  const s = [...a].sort((x, y) => x - y);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 console.log('\n| --workers | wall s | CPU s | cores busy | main s | workers s | other threads s |');
 console.log('|--:|--:|--:|--:|--:|--:|--:|');
 for (const n of counts) {

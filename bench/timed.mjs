@@ -7,6 +7,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 export const TIME = '/usr/bin/time';
+
+/** The median of `xs`: the middle value, or the mean of the two middle ones for an even count. */
+export function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  const n = s.length;
+  return n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
 const GiB = 1024 ** 3;
 
 /** Resident set size (bytes) of `pid` and its descendants, from /proc; 0 when gone. */

@@ -11,6 +11,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { median } from './timed.mjs';
 import { lengthTableMarkdown } from '../dist/tokens/lengths.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -36,11 +37,7 @@ for (let i = 0; i < Number(a.runs); i++) {
     process.stderr.write(`run ${i + 1} ${name}: ${wall} s wall, ${(user + sys).toFixed(1)} s CPU, ${rows} rows\n`);
   }
 }
-const med = (xs) => {
-  const s = [...xs].sort((x, y) => x - y);
-  return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
-const m = (name, k) => med(results[name].map((r) => r[k]));
+const m = (name, k) => median(results[name].map((r) => r[k]));
 const lines = [];
 lines.push(`- file: \`${a.file}\`; --workers ${a.workers}; medians of ${a.runs} runs, configurations interleaved`);
 lines.push(`- load average at start ${load0.map((x) => x.toFixed(2)).join(' / ')}, at end ${loadavg().map((x) => x.toFixed(2)).join(' / ')}`);
