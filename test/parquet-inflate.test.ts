@@ -294,3 +294,66 @@ describe('what a read may hold whole (the miner splits a row group across worker
     expect(largestWholePageOf(lz4File, 0, ['trajectory'])).toBeGreaterThan(0);
   });
 });
+
+// How the miner prices the pieces of a cut row group (src/engine/split-decode.ts).
+describe('how many rows a page holds (pageShapeOf, from the first data pages\' headers)', () => {
+  const file = (name: string) => new URL(`../fixtures/writers/files/${name}`, import.meta.url).pathname;
+  // [file, row group, rows per page, decompressed whole]
+  const oneChunkOnePage: [string, number, number, boolean][] = [
+    ['duckdb-default.parquet', 0, 2520, true], // snappy
+    ['duckdb-zstd-row-groups-2048.parquet', 1, 472, false],
+    ['parquet-rs-zstd-v2.parquet', 0, 2520, false],
+    ['parquet-rs-lz4-raw-v1.parquet', 0, 2520, true],
+    ['parquet-rs-lz4-v1.parquet', 0, 2520, false], // Hadoop LZ4 is decoded frame by frame
+    ['parquet-rs-uncompressed-v1.parquet', 0, 2520, false],
+  ];
+  it.each(oneChunkOnePage)('%s, row group %i: one page of %i rows, whole %s', async (name, rowGroup, rows, whole) => {
+    const { pageShapeOf } = await import('../src/parquet/reader.js');
+    expect(pageShapeOf(file(name), rowGroup, ['trajectory'])).toEqual({ rowsPerPage: rows, wholePages: whole });
+  });
+
+  it('sees pyarrow\'s small pages past its first data page (dictionary indexes)', async () => {
+    const { pageShapeOf } = await import('../src/parquet/reader.js');
+    const { sampleDataPages } = await import('../src/parquet/column.js');
+    const { footer } = await import('../src/parquet/reader.js');
+    const { openSync, closeSync } = await import('node:fs');
+    const path = file('pyarrow-small-pages.parquet');
+    const shape = pageShapeOf(path, 0, ['trajectory'])!;
+    expect(shape.wholePages).toBe(true);
+    // The largest chunk's data pages, walked header by header: its rows over their count.
+    const meta = footer(path);
+    const rg = meta.rowGroups[0]!;
+    const chunks = meta.columns.get('trajectory')!.leaves.map((i) => rg.chunks[i]!);
+    const largest = chunks.reduce((a, b) => (b.length > a.length ? b : a));
+    const fd = openSync(path, 'r');
+    try {
+      const all = sampleDataPages(fd, largest, Number.MAX_SAFE_INTEGER)!;
+      const first = sampleDataPages(fd, largest, 1)!;
+      const pages = Math.round((largest.start + largest.length - all.start) / all.pageBytes);
+      expect(pages).toBeGreaterThan(8);
+      expect(shape.rowsPerPage).toBeGreaterThan(rg.numRows / pages / 2);
+      expect(shape.rowsPerPage).toBeLessThan((2 * rg.numRows) / pages);
+      // One page alone would have said otherwise: the first is not like the rest.
+      expect(first.pageBytes).not.toBe(all.pageBytes);
+    } finally {
+      closeSync(fd);
+    }
+  });
+
+  it('is null where the file cannot tell (no such column, no such row group, a truncated file)', async () => {
+    const { pageShapeOf } = await import('../src/parquet/reader.js');
+    const { mkdtempSync, readFileSync, writeFileSync, rmSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const { tmpdir } = await import('node:os');
+    expect(pageShapeOf(file('pyarrow-default.parquet'), 0, ['no_such_column'])).toBeNull();
+    expect(pageShapeOf(file('pyarrow-default.parquet'), 7, ['trajectory'])).toBeNull();
+    const dir = mkdtempSync(join(tmpdir(), 'dm-shape-'));
+    try {
+      const cut = join(dir, 'cut.parquet');
+      writeFileSync(cut, readFileSync(file('pyarrow-default.parquet')).subarray(0, 4096));
+      expect(pageShapeOf(cut, 0, ['trajectory'])).toBeNull();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -26,7 +26,7 @@ import { SpillReader } from './spill.js';
 import { SpillTrajectory, hooksFor, type MinedContinuation } from './spill-walk.js';
 import { EarlyWalk } from './early-walk.js';
 import { planPieces } from './split-decode.js';
-import { largestWholePageOf } from '../parquet/reader.js';
+import { largestWholePageOf, pageShapeOf } from '../parquet/reader.js';
 import type { PureJsDecoder } from '../parquet/inflate.js';
 import { compareStrings } from '../contract/sample.js';
 import type { PairRow } from '../types.js';
@@ -564,9 +564,14 @@ async function decodePass({ req, opts, engine, pool, progress, fallbacks }: Run,
     ordered.map(({ loc, items }) => {
       const f = req.inputs[loc.input]!;
       const parquet = f.kind === 'parquet';
+      const groupRows = parquet ? metas[loc.input]!.meta.rowGroupRows[loc.rowGroup]! : items.length;
+      // Our reader skips the pages without a wanted row; the others read the group as one stream.
+      const shape = parquet && engine === 'js' ? pageShapeOf(f.path, loc.rowGroup, columnsOf(loc.input)) : null;
       return {
-        groupRows: parquet ? metas[loc.input]!.meta.rowGroupRows[loc.rowGroup]! : items.length,
+        groupRows,
         rows: parquet ? items.map((x) => x.row) : items.map((_, k) => k),
+        pageRows: shape?.rowsPerPage ?? groupRows,
+        wholePages: shape?.wholePages ?? false,
         // Our reader only (parquet-wasm and DuckDB hold whole row groups), and never two readers of
         // pages decoded whole of SPLIT_PAGE_LIMIT or more (DuckDB's 380 MB snappy pages).
         splittable: once(() => {

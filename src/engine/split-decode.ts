@@ -4,14 +4,16 @@
 // the pieces hold the same rows as the whole, so the output cannot change (rows are keyed, and
 // every trajectory is spilled and walked by its key wherever it was decoded).
 //
-// What a piece costs. Its rows' values are normalised, hashed and spilled (PROCESS, per wanted
-// row), and every page up to its last wanted row is decompressed (DECOMPRESS, per row of the
-// group): a page's rows cannot be reached without decompressing the rows before them (v1 pages
-// carry no row counts). So the last piece of a group decompresses as much as the whole group did,
-// and a cut trades extra decompression (CPU) for a shorter wall; it is made only where the simulated
-// schedule of the pool (tasks in file order, each to the first free worker) gets at least MIN_GAIN
-// shorter. The shares are from the profile of the upstream-shaped twin (zstd about 35% of a
-// worker's time); they only steer where to cut.
+// What a piece costs. Its rows' values are normalised, hashed and spilled (per wanted row), and the
+// pages holding them are decompressed: a page that holds no wanted row is skipped unread, a streamed
+// page (zstd, gzip) is given up after its last wanted row, a page decoded whole (snappy, LZ4) is
+// decompressed whole. So where a row group is one large page (the twin's DuckDB-written chunks), the
+// last piece of it decompresses as much as the whole group did, and where its pages hold a few rows
+// each (pyarrow's 1 MB pages) a piece decompresses about its own share. A cut trades any extra
+// decompression (CPU) for a shorter wall; it is made only where the simulated schedule of the pool
+// (tasks in file order, each to the first free worker) gets at least MIN_GAIN shorter. Decompression
+// is DECOMPRESS_SHARE of a whole run's work, from the profile of the upstream-shaped twin (zstd about
+// 35% of a worker's time); the shares only steer where to cut.
 export const DECOMPRESS_SHARE = 0.35;
 const MIN_GAIN = 0.05;
 
@@ -20,6 +22,10 @@ export interface GroupLoad {
   groupRows: number;
   /** Wanted rows, ascending, within the row group. */
   rows: readonly number[];
+  /** About how many rows a page of the group's largest column holds (groupRows: one page). */
+  pageRows: number;
+  /** Whether a page holding a wanted row is decompressed whole (else up to its last wanted row). */
+  wholePages: boolean;
   /** Whether this group may be split (false: e.g. its pages are too large to be held twice); asked only of a cut that would be taken. */
   splittable: () => boolean;
 }
@@ -31,11 +37,45 @@ export interface Piece {
   to: number;
 }
 
-/** The relative cost of a piece (see the top); a whole group of n rows costs about n. */
-export function pieceCost(g: GroupLoad, from: number, to: number): number {
-  if (to <= from) return 0;
-  const last = g.rows[to - 1]! + 1;
-  return DECOMPRESS_SHARE * last + (1 - DECOMPRESS_SHARE) * ((to - from) * g.groupRows) / g.rows.length;
+/** The rows' worth of pages a piece decompresses (see the top), pages taken as `pageRows` rows each. */
+export function decompressedRows(g: GroupLoad, from: number, to: number): number {
+  const size = Math.max(1, g.pageRows);
+  let rows = 0;
+  let page = -1;
+  let last = -1;
+  const close = () => {
+    if (page >= 0) rows += g.wholePages ? Math.min(g.groupRows, (page + 1) * size) - page * size : last + 1 - page * size;
+  };
+  for (let i = from; i < to; i++) {
+    const row = g.rows[i]!;
+    const p = Math.floor(row / size);
+    if (p !== page) {
+      close();
+      page = p;
+    }
+    last = row;
+  }
+  close();
+  return rows;
+}
+
+/**
+ * The cost of a piece in rows decompressed: its pages, plus `perRow` for each of its wanted rows.
+ * planPieces sets `perRow` so that decompression is DECOMPRESS_SHARE of all the groups' cost.
+ */
+export function pieceCost(g: GroupLoad, from: number, to: number, perRow: number): number {
+  return to <= from ? 0 : decompressedRows(g, from, to) + perRow * (to - from);
+}
+
+/** The cost of a wanted row such that decompressing `groups` whole is DECOMPRESS_SHARE of their work. */
+export function rowWeight(groups: readonly GroupLoad[]): number {
+  let pages = 0;
+  let wanted = 0;
+  for (const g of groups) {
+    pages += decompressedRows(g, 0, g.rows.length);
+    wanted += g.rows.length;
+  }
+  return wanted === 0 ? 0 : (((1 - DECOMPRESS_SHARE) / DECOMPRESS_SHARE) * pages) / wanted;
 }
 
 /** Wall of `costs` run in order on `workers` workers, each task going to the first free worker. */
@@ -57,7 +97,16 @@ export function makespan(costs: readonly number[], workers: number): number {
 export function planPieces(groups: readonly GroupLoad[], workers: number): Piece[] {
   let pieces: Piece[] = groups.map((g, group) => ({ group, from: 0, to: g.rows.length }));
   if (workers < 2) return pieces;
-  const costs = (ps: Piece[]) => ps.map((p) => pieceCost(groups[p.group]!, p.from, p.to));
+  const perRow = rowWeight(groups);
+  // A cut changes two pieces: the others' costs are remembered.
+  const known = new Map<string, number>();
+  const cost = (p: Piece): number => {
+    const k = `${p.group}:${p.from}:${p.to}`;
+    let c = known.get(k);
+    if (c === undefined) known.set(k, (c = pieceCost(groups[p.group]!, p.from, p.to, perRow)));
+    return c;
+  };
+  const costs = (ps: Piece[]) => ps.map(cost);
   // At most a few cuts per worker: each costs decompression.
   for (let round = 0; round < 2 * workers; round++) {
     const now = makespan(costs(pieces), workers);

@@ -7,7 +7,8 @@ import { closeSync, openSync } from 'node:fs';
 import { ExitCode, UserError } from '../errors.js';
 import { assembleRow, listLevels } from './assemble.js';
 import { ValueTooLong } from './bounds.js';
-import { checkPages, largestWholePage, leafRows, rowStartsOf, type PageChecks, type RowTriples } from './column.js';
+import { checkPages, largestWholePage, sampleDataPages, leafRows, rowStartsOf, type PageChecks, type RowTriples } from './column.js';
+import { decodesWhole } from './inflate.js';
 import { Unsupported, readFooter, type ChunkMeta, type FileMeta, type LeafColumn, type LogicalNode } from './meta.js';
 import { RowStarts, repetitionOwner } from './row-starts.js';
 import type { MetaResult } from './file-summary.js';
@@ -282,6 +283,47 @@ export function largestWholePageOf(path: string, rowGroup: number, columns: read
       for (const i of col.leaves) largest = Math.max(largest, largestWholePage(fd, rg.chunks[i]!));
     }
     return largest;
+  } catch {
+    return null;
+  } finally {
+    if (fd !== null) closeSync(fd);
+  }
+}
+
+/** How the pages of a row group's largest chunk hold its rows (split-decode.ts prices a piece of it by this). */
+export interface PageShape {
+  /** About how many rows one page holds: the group's rows times a typical data page's share of the chunk. */
+  rowsPerPage: number;
+  /** Whether such a page is decompressed whole (snappy, LZ4), not streamed up to the last row wanted. */
+  wholePages: boolean;
+}
+
+/** Data pages whose headers pageShapeOf reads: enough for a median past an odd first page. */
+const SAMPLED_PAGES = 9;
+
+/**
+ * The page shape of the largest chunk of `columns` in `rowGroup` (by its bytes in the file), from the
+ * headers of its first data pages. Null when the file cannot be read that far (the actual read will
+ * say what is wrong) or the chunk has no data page.
+ */
+export function pageShapeOf(path: string, rowGroup: number, columns: readonly string[]): PageShape | null {
+  let fd: number | null = null;
+  try {
+    const meta = footer(path);
+    const rg = meta.rowGroups[rowGroup];
+    if (!rg || rg.numRows <= 0) return null;
+    let largest: ChunkMeta | null = null;
+    for (const name of columns) {
+      const col = meta.columns.get(name);
+      if (!col) return null;
+      for (const i of col.leaves) if (!largest || rg.chunks[i]!.length > largest.length) largest = rg.chunks[i]!;
+    }
+    if (!largest) return null;
+    fd = openSync(path, 'r');
+    const sample = sampleDataPages(fd, largest, SAMPLED_PAGES);
+    if (!sample) return null;
+    const share = sample.pageBytes / (largest.start + largest.length - sample.start);
+    return { rowsPerPage: Math.min(rg.numRows, Math.max(1, Math.round(rg.numRows * share))), wholePages: decodesWhole(largest.codec, sample.uncompressed) };
   } catch {
     return null;
   } finally {
