@@ -119,13 +119,12 @@ export function startEarlyWorker(): Worker | null {
   if (earlyTaken) return null;
   mark('pool: worker 0 starting early');
   const worker = new Worker(WORKER_URL, { workerData: { spillPath: null, spillIndex: 0 } });
+  worker.unref();
   // Dead before adoption (it failed to load): the pool starts its own worker 0, which will say why.
   const e = { worker, dead: false, ready: false, onDeath: () => (e.dead = true), onMessage: (m: WorkerReply) => (e.ready ||= 'ready' in m) };
   worker.on('error', e.onDeath);
   worker.on('exit', e.onDeath);
   worker.on('message', e.onMessage);
-  // After the listeners: a 'message' listener refs the worker's port, and this must not keep the process alive.
-  worker.unref();
   early = e;
   return worker;
 }
