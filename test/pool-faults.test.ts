@@ -137,7 +137,6 @@ describe('Pool with a misbehaving worker: every task settles', () => {
     const pool = new Pool(1, dir, { workerUrl: WORKER });
     try {
       // 'messageerror' cannot be provoked from plain data: emit what Node emits when deserialising fails.
-      await pool.run(task('ok')); // the worker has started: the next task goes to it at once
       const pending = pool.run(task('never-answers')).catch((e: unknown) => e);
       const worker = (pool as unknown as { workers: import('node:worker_threads').Worker[] }).workers[0]!;
       worker.emit('messageerror', new Error('Unable to deserialize cloned data.'));

@@ -14,15 +14,11 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const WORKER = new URL('./support/faulty-worker.mjs', import.meta.url);
 const task = (fault: string): Task => ({ kind: 'meta', path: fault, engine: 'wasm', bytes: 0 });
 
-/**
- * Once the worker has started (a first task done: tasks go only to a worker that says it is ready),
- * queue `slow` (to hold the worker), then `plan` in order (`w…` front, others not); the order they ran in.
- */
+/** Queue `slow` (to hold the worker), then `plan` in order (`w…` front, others not); the order they ran in. */
 async function order(plan: string[]): Promise<string[]> {
   const pool = new Pool(1, dir, { workerUrl: WORKER });
   const ran: string[] = [];
   try {
-    await pool.run(task('ok'));
     const first = pool.run(task('slow'));
     const rest = plan.map((name) => pool.run(task('ok'), name.startsWith('w')).then(() => ran.push(name)));
     await first;
@@ -43,22 +39,5 @@ describe('pool queue: short front tasks and the last long ones', () => {
   ];
   it.each(cases)('%s', async (_name, plan, want) => {
     expect(await order(plan)).toEqual(want);
-  });
-});
-
-describe('pool: tasks go to workers that have started', () => {
-  it('a started worker takes the queued tasks while the next one is still starting', async () => {
-    process.env.DM_TEST_SLOW_START_MS = '3000';
-    const pool = new Pool(2, dir, { workerUrl: WORKER });
-    try {
-      await pool.run(task('who')); // worker 0 has started
-      const ran = await Promise.all([1, 2, 3].map(() => pool.run<{ numRows: number }>(task('who')).then((r) => r.numRows)));
-      // The second worker was started for them, but none waited for it.
-      expect((pool as unknown as { workers: unknown[] }).workers.length).toBe(2);
-      expect(ran).toEqual([0, 0, 0]);
-    } finally {
-      delete process.env.DM_TEST_SLOW_START_MS;
-      await pool.close();
-    }
   });
 });

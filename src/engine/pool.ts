@@ -97,11 +97,8 @@ export interface PoolOptions {
 /** The decode worker's script. */
 const WORKER_URL = new URL('./worker.js', import.meta.url);
 
-/**
- * The worker startEarlyWorker started, until a pool adopts it; `dead` once it has died unadopted,
- * `ready` once it has said so (a message with no listener is lost, so this one listens for it).
- */
-let early: { worker: Worker; dead: boolean; ready: boolean; onDeath: () => void; onMessage: (m: WorkerReply) => void } | null = null;
+/** The worker startEarlyWorker started, until a pool adopts it; `dead` once it has died unadopted. */
+let early: { worker: Worker; dead: boolean; onDeath: () => void } | null = null;
 /** Set once a pool took the early worker: one per process. */
 let earlyTaken = false;
 
@@ -121,25 +118,23 @@ export function startEarlyWorker(): Worker | null {
   const worker = new Worker(WORKER_URL, { workerData: { spillPath: null, spillIndex: 0 } });
   worker.unref();
   // Dead before adoption (it failed to load): the pool starts its own worker 0, which will say why.
-  const e = { worker, dead: false, ready: false, onDeath: () => (e.dead = true), onMessage: (m: WorkerReply) => (e.ready ||= 'ready' in m) };
+  const e = { worker, dead: false, onDeath: () => (e.dead = true) };
   worker.on('error', e.onDeath);
   worker.on('exit', e.onDeath);
-  worker.on('message', e.onMessage);
   early = e;
   return worker;
 }
 
-/** The early worker, once, if it is still alive, and whether it has said it is ready. */
-function takeEarlyWorker(): { worker: Worker; ready: boolean } | null {
+/** The early worker, once, if it is still alive. */
+function takeEarlyWorker(): Worker | null {
   const e = early;
   if (!e || e.dead) return null;
   early = null;
   earlyTaken = true;
   e.worker.off('error', e.onDeath);
   e.worker.off('exit', e.onDeath);
-  e.worker.off('message', e.onMessage);
   e.worker.ref();
-  return { worker: e.worker, ready: e.ready };
+  return e.worker;
 }
 
 /** The longest close() waits for tasks in flight, with drainOnClose. */
@@ -148,12 +143,6 @@ export const DRAIN_MS = 10_000;
 export class Pool {
   private readonly workers: Worker[] = [];
   private readonly busy = new Map<Worker, Pending>();
-  /**
-   * Workers whose modules are loaded (their first message). Tasks go only to these: a worker still
-   * starting (150-250 ms) would hold a task that a started one finishes sooner (the index pass of a
-   * two-group file waited on the second worker's start-up while the first sat idle).
-   */
-  private readonly ready = new Set<Worker>();
   private readonly queue: Pending[] = [];
   private nextId = 0;
   private closed = false;
@@ -183,8 +172,7 @@ export class Pool {
   private spawn(): Worker {
     const k = this.spawned++;
     const { resourceLimits } = this.options;
-    const early = k === 0 && this.options.adoptEarly && !this.options.workerUrl && !resourceLimits ? takeEarlyWorker() : null;
-    const adopted = early?.worker ?? null;
+    const adopted = k === 0 && this.options.adoptEarly && !this.options.workerUrl && !resourceLimits ? takeEarlyWorker() : null;
     mark(adopted ? 'pool: worker 0 adopted (started early)' : `pool: worker ${k} starting`);
     const space = this.options.placeSpill ? new SpillSpace() : null;
     if (space) this.spaces.set(this.spillPath(k), space);
@@ -199,7 +187,6 @@ export class Pool {
       if (!this.closed) this.onDeath(w, { message: `a worker exited unexpectedly with code ${code}`, exitCode: null, name: 'WorkerExit' });
     });
     this.workers.push(w);
-    if (early?.ready) this.ready.add(w);
     return w;
   }
 
@@ -249,17 +236,10 @@ export class Pool {
     this.onSettled?.();
     if (this.closed || this.failed) return;
     while (this.queue.length > 0) {
-      const w = this.workers.find((x) => this.ready.has(x) && !this.busy.has(x));
+      let w = this.workers.find((x) => !this.busy.has(x));
       if (!w) {
-        // A task that no started worker is free for: start one more, if any is left to start and none
-        // is starting without a task already. It takes a task once it says it is ready.
-        const starting = this.workers.filter((x) => !this.ready.has(x)).length;
-        const waiting = this.queue.length;
-        if (this.spawned < this.limit && starting < waiting) {
-          this.spawn();
-          continue;
-        }
-        return;
+        if (this.spawned >= this.limit) return;
+        w = this.spawn();
       }
       const p = this.queue.shift()!;
       this.busy.set(w, p);
@@ -271,11 +251,6 @@ export class Pool {
   readonly pureJs = new Map<string, PureJsDecoder>();
 
   private onReply(w: Worker, reply: WorkerReply): void {
-    if ('ready' in reply) {
-      this.ready.add(w);
-      this.pump();
-      return;
-    }
     for (const d of reply.pureJs ?? []) {
       if (this.pureJs.has(d.codec)) continue;
       this.pureJs.set(d.codec, d);
@@ -304,7 +279,6 @@ export class Pool {
     this.busy.delete(w);
     const idx = this.workers.indexOf(w);
     if (idx >= 0) this.workers.splice(idx, 1);
-    this.ready.delete(w);
     const error = taskError(p?.task, err);
     p?.reject(error);
     this.onSettled?.();

@@ -144,7 +144,5 @@ export interface DecodeResult {
 export type WorkerMessage = { id: number; task: Task } | { spillPath: string; spillSpace: SharedArrayBuffer | null };
 
 export type WorkerReply =
-  /** Sent once, when the worker's modules are loaded and it listens: the pool gives it tasks from then on. */
-  | { ready: true }
   | { id: number; ok: true; result: MetaResult | IndexResult | DecodeResult | SampleResult | WalkResult | ColumnResult; pureJs?: PureJsDecoder[] }
   | { id: number; ok: false; error: ErrorPayload; pureJs?: PureJsDecoder[] };

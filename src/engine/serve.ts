@@ -32,12 +32,11 @@ function send(port: MessagePort, id: number, result: Result, used: PureJsDecoder
 }
 
 /**
- * Says first that the worker is ready (its modules are loaded). `decoders`: the pure-JS fallback
- * decoders used so far, sent with every reply (inflate.ts pureJsDecoders). `onSpillPath`: a worker started early learns its spill file (no reply: messages
+ * `decoders`: the pure-JS fallback decoders used so far, sent with every reply (inflate.ts
+ * pureJsDecoders). `onSpillPath`: a worker started early learns its spill file (no reply: messages
  * arrive in order, so it is set before the first task runs).
  */
 export function serve(port: MessagePort, run: (task: Task) => Promise<Result>, decoders: () => PureJsDecoder[] = () => [], onSpillPath: (path: string, space: SharedArrayBuffer | null) => void = () => {}): void {
-  port.postMessage({ ready: true } satisfies WorkerReply);
   port.on('message', (msg: WorkerMessage) => {
     if (!('task' in msg)) {
       onSpillPath(msg.spillPath, msg.spillSpace);

@@ -1,7 +1,7 @@
 // A pool worker (src/engine/pool.ts) that misbehaves on request, for test/pool-faults.test.ts: the task's
 // `path` names the fault. It answers through the real worker loop (dist/engine/serve.js, built by
 // `npm run build`), so what reaches the pool is what the real worker would send.
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort } from 'node:worker_threads';
 import { serve } from '../../dist/engine/serve.js';
 import { DecoderError, UserError } from '../../dist/errors.js';
 
@@ -33,8 +33,6 @@ const faults = {
     return new Promise(() => {});
   },
   'never-answers': () => new Promise(() => {}),
-  // Which worker ran the task (its spill file's index).
-  who: async () => ({ numRows: workerData.spillIndex, rowGroupRows: [], fields: [] }),
   // Native-like async work in flight: answers after 300 ms (pool drainOnClose waits for it).
   slow: () => new Promise((r) => setTimeout(() => r({ numRows: 2, rowGroupRows: [2], fields: [] }), 300)),
   exit: () => process.exit(3),
@@ -43,8 +41,4 @@ const faults = {
   },
 };
 
-// A worker that starts slowly: DM_TEST_SLOW_START_MS delays every worker but the first before it serves.
-const delay = workerData.spillIndex > 0 ? Number(process.env.DM_TEST_SLOW_START_MS ?? 0) : 0;
-const start = () => serve(parentPort, (task) => faults[task.path]());
-if (delay > 0) setTimeout(start, delay);
-else start();
+serve(parentPort, (task) => faults[task.path]());
