@@ -313,9 +313,8 @@ describe('how many rows a page holds (pageShapeOf, from the first data pages\' h
   });
 
   it('sees pyarrow\'s small pages past its first data page (dictionary indexes)', async () => {
-    const { pageShapeOf } = await import('../src/parquet/reader.js');
+    const { footer, pageShapeOf } = await import('../src/parquet/reader.js');
     const { sampleDataPages } = await import('../src/parquet/column.js');
-    const { footer } = await import('../src/parquet/reader.js');
     const { openSync, closeSync } = await import('node:fs');
     const path = file('pyarrow-small-pages.parquet');
     const shape = pageShapeOf(path, 0, ['trajectory'])!;

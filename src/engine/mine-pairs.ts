@@ -560,13 +560,15 @@ async function decodePass({ req, opts, engine, pool, progress, fallbacks }: Run,
     return [m.messages, ...(metas[input]?.hasTools && m.tools ? [m.tools] : [])];
   };
   // Large row groups may be read by several workers, each for a run of its rows (split-decode.ts).
+  const workers = pool.size;
   const pieces = planPieces(
     ordered.map(({ loc, items }) => {
       const f = req.inputs[loc.input]!;
       const parquet = f.kind === 'parquet';
       const groupRows = parquet ? metas[loc.input]!.meta.rowGroupRows[loc.rowGroup]! : items.length;
-      // Our reader skips the pages without a wanted row; the others read the group as one stream.
-      const shape = parquet && engine === 'js' ? pageShapeOf(f.path, loc.rowGroup, columnsOf(loc.input)) : null;
+      // Our reader skips the pages without a wanted row; the others read the group as one stream. One
+      // worker never cuts a group: its headers are not read.
+      const shape = parquet && engine === 'js' && workers > 1 ? pageShapeOf(f.path, loc.rowGroup, columnsOf(loc.input)) : null;
       return {
         groupRows,
         rows: parquet ? items.map((x) => x.row) : items.map((_, k) => k),
@@ -581,7 +583,7 @@ async function decodePass({ req, opts, engine, pool, progress, fallbacks }: Run,
         }),
       };
     }),
-    pool.size,
+    workers,
   );
   const decodeTasks: { task: Task; rows: number }[] = pieces.map(({ group, from, to }) => {
     const { loc, items: all } = ordered[group]!;

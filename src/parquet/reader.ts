@@ -265,29 +265,38 @@ export function checkPageHeaders(path: string, rowGroup: number, columns: readon
 }
 
 /**
- * The largest page of `columns` in `rowGroup` that is decompressed whole (snappy, LZ4, brotli, gzip
- * up to 64 MiB), 0 when there is none; from the page headers alone. Null when the file cannot be
- * read that far (a corrupt or unsupported file: the actual read will say what is wrong).
+ * `read(fd, chunks, numRows)` over the chunks of `columns` in `rowGroup` (every leaf of each, in column
+ * order), from page headers; null when the file cannot be read that far (a corrupt or unsupported
+ * file: the actual read will say what is wrong), a column is missing, or `read` says so.
  */
-export function largestWholePageOf(path: string, rowGroup: number, columns: readonly string[]): number | null {
+function fromChunks<T>(path: string, rowGroup: number, columns: readonly string[], read: (fd: number, chunks: ChunkMeta[], numRows: number) => T | null): T | null {
   let fd: number | null = null;
   try {
     const meta = footer(path);
     const rg = meta.rowGroups[rowGroup];
     if (!rg) return null;
-    fd = openSync(path, 'r');
-    let largest = 0;
+    const chunks: ChunkMeta[] = [];
     for (const name of columns) {
       const col = meta.columns.get(name);
       if (!col) return null;
-      for (const i of col.leaves) largest = Math.max(largest, largestWholePage(fd, rg.chunks[i]!));
+      for (const i of col.leaves) chunks.push(rg.chunks[i]!);
     }
-    return largest;
+    fd = openSync(path, 'r');
+    return read(fd, chunks, rg.numRows);
   } catch {
     return null;
   } finally {
     if (fd !== null) closeSync(fd);
   }
+}
+
+/**
+ * The largest page of `columns` in `rowGroup` that is decompressed whole (snappy, LZ4, brotli, gzip
+ * up to 64 MiB), 0 when there is none; from the page headers alone. Null when the file cannot be
+ * read that far (a corrupt or unsupported file: the actual read will say what is wrong).
+ */
+export function largestWholePageOf(path: string, rowGroup: number, columns: readonly string[]): number | null {
+  return fromChunks(path, rowGroup, columns, (fd, chunks) => chunks.reduce((largest, c) => Math.max(largest, largestWholePage(fd, c)), 0));
 }
 
 /** How the pages of a row group's largest chunk hold its rows (split-decode.ts prices a piece of it by this). */
@@ -307,26 +316,12 @@ const SAMPLED_PAGES = 9;
  * say what is wrong) or the chunk has no data page.
  */
 export function pageShapeOf(path: string, rowGroup: number, columns: readonly string[]): PageShape | null {
-  let fd: number | null = null;
-  try {
-    const meta = footer(path);
-    const rg = meta.rowGroups[rowGroup];
-    if (!rg || rg.numRows <= 0) return null;
-    let largest: ChunkMeta | null = null;
-    for (const name of columns) {
-      const col = meta.columns.get(name);
-      if (!col) return null;
-      for (const i of col.leaves) if (!largest || rg.chunks[i]!.length > largest.length) largest = rg.chunks[i]!;
-    }
-    if (!largest) return null;
-    fd = openSync(path, 'r');
+  return fromChunks(path, rowGroup, columns, (fd, chunks, numRows) => {
+    if (numRows <= 0 || chunks.length === 0) return null;
+    const largest = chunks.reduce((a, b) => (b.length > a.length ? b : a));
     const sample = sampleDataPages(fd, largest, SAMPLED_PAGES);
     if (!sample) return null;
     const share = sample.pageBytes / (largest.start + largest.length - sample.start);
-    return { rowsPerPage: Math.min(rg.numRows, Math.max(1, Math.round(rg.numRows * share))), wholePages: decodesWhole(largest.codec, sample.uncompressed) };
-  } catch {
-    return null;
-  } finally {
-    if (fd !== null) closeSync(fd);
-  }
+    return { rowsPerPage: Math.min(numRows, Math.max(1, Math.round(numRows * share))), wholePages: decodesWhole(largest.codec, sample.uncompressed) };
+  });
 }
