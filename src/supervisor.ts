@@ -100,34 +100,37 @@ function say(text: string): void {
 }
 
 /**
- * V8 flags for the child. A `mine` whose decode workers take every core gets two, each because V8's
- * background threads would only compete with the workers for the cores:
+ * V8 flags for the child. A `mine` whose decode workers take every core gets up to two, each because
+ * V8's background threads would only compete with the workers for the cores:
  * - `--single-threaded-gc`: the GC's work is cheaper on the thread that allocates (67k snappy copy,
  *   two workers on two cores: 16.01-16.11 s against 16.57-17.37 s, interleaved; bench/README.md "One
  *   GC thread per worker");
- * - `--no-concurrent-recompilation`: each isolate compiles its hot functions itself, when they turn
- *   hot, instead of running on in slower code until a busy background thread gets to them (5,000-row
- *   files, two workers: 0.93x the wall and CPU, interleaved; bench/README.md "Optimising compiles on
- *   the workers' own threads").
+ * - `--no-concurrent-recompilation`, with our own reader only (`--engine js`, the default): each
+ *   isolate compiles its hot functions itself, when they turn hot, instead of running on in slower
+ *   code until a busy background thread gets to them (5,000-row files, two workers: 0.93x the wall
+ *   and CPU, interleaved; bench/README.md "Optimising compiles on the workers' own threads"). With
+ *   `--engine duckdb` the workers wait on DuckDB's own threads, and the flag cost 2-14%; with
+ *   `--engine wasm` it neither won nor lost (5,000-row twin, five rounds each).
  * Fewer workers than cores leave the background threads a core of their own (there the second flag
  * costs 13% on the 5,000-row twin). A flag the user gave in either form is left alone.
  */
 export function childV8Flags(args: readonly string[], execArgv: readonly string[], cores: number): string[] {
   if (args[0] !== 'mine') return [];
   let workers = cores;
+  let engine = 'js';
   for (let i = 1; i < args.length; i++) {
     const a = args[i]!;
     if (a === '--') break;
     // The last one given wins, as commander takes it; a bad value is the CLI's to refuse.
     if (a === '--workers') workers = Number(args[++i]);
     else if (a.startsWith('--workers=')) workers = Number(a.slice('--workers='.length));
+    else if (a === '--engine') engine = args[++i] ?? '';
+    else if (a.startsWith('--engine=')) engine = a.slice('--engine='.length);
   }
   if (!(Number.isFinite(workers) && workers >= cores)) return [];
-  return BUSY_CORE_FLAGS.filter((flag) => !execArgv.some((a) => a.includes(flag.replace(/^--(no-)?/, ''))));
+  const flags = engine === 'js' ? ['--single-threaded-gc', '--no-concurrent-recompilation'] : ['--single-threaded-gc'];
+  return flags.filter((flag) => !execArgv.some((a) => a.includes(flag.replace(/^--(no-)?/, ''))));
 }
-
-/** The flags of a `mine` whose workers take every core (childV8Flags). */
-const BUSY_CORE_FLAGS = ['--single-threaded-gc', '--no-concurrent-recompilation'];
 
 /** Run `script` (the CLI) with `args` under supervision; exits this process with the child's code. */
 export function supervise(script: string, args: string[]): void {

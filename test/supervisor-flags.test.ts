@@ -22,6 +22,12 @@ describe('childV8Flags', () => {
     ['mine, the user gave the compile flag already', ['mine', '--parquet', 'x.parquet'], ['--no-concurrent-recompilation'], 2, ['--single-threaded-gc']],
     ['mine, the user gave both', ['mine'], ['--max-old-space-size=4096', '--no-concurrent-recompilation', '--single-threaded-gc'], 2, []],
     ['mine, other flags of the user are no reason to leave ours out', ['mine', '--parquet', 'x.parquet'], ['--max-old-space-size=4096'], 2, BUSY],
+    ['mine --engine js', ['mine', '--parquet', 'x.parquet', '--engine', 'js'], [], 2, BUSY],
+    ['mine --engine duckdb: its workers wait on DuckDB\'s threads, so no compile flag', ['mine', '--parquet', 'x.parquet', '--engine', 'duckdb'], [], 2, ['--single-threaded-gc']],
+    ['mine --engine=wasm', ['mine', '--engine=wasm', '--parquet', 'x.parquet'], [], 2, ['--single-threaded-gc']],
+    ['mine, the last --engine wins', ['mine', '--engine', 'duckdb', '--engine=js'], [], 2, BUSY],
+    ['mine, --engine after -- is not an option', ['mine', '--parquet', 'x', '--', '--engine', 'duckdb'], [], 2, BUSY],
+    ['mine --engine duckdb, fewer workers than cores', ['mine', '--engine', 'duckdb', '--workers', '1'], [], 2, []],
     ['merge', ['merge', 'a.jsonl', 'b.jsonl'], [], 2, []],
     ['report', ['report', 'stats.json'], [], 2, []],
   ])('%s', (_name, args, execArgv, cores, flags) => {
