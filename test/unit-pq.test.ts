@@ -215,6 +215,24 @@ describe('footer fields parquet.thrift requires, checked even where this reader 
     { name: 'repetition type 7', edit: (fm, o) => o.set(schema(fm, o, LEAF), 3, 5, 7n), error: 'repetition type 7' },
     { name: 'converted type 99', edit: (fm, o) => o.set(schema(fm, o, LEAF), 6, 5, 99n), error: 'converted type 99' },
     { name: 'a string leaf annotated MAP', edit: (fm, o) => o.set(schema(fm, o, LEAF), 6, 5, 1n), error: 'converted type 1' },
+    // The fuzzer's seed 20261209 case 1425: a row group without total_byte_size, read by ours alone.
+    { name: 'a row group without total_byte_size', edit: (fm, o) => o.drop(o.get(fm, 4).list[0], 2), error: 'missing row group 0 total_byte_size' },
+    { name: 'no version', edit: (fm, o) => o.drop(fm, 1), error: 'missing version' },
+    {
+      name: 'a key_value_metadata entry without its key',
+      edit: (fm, o) => o.set(fm, 5, 9, { list: [{ fields: [{ id: 1, type: 8, v: Buffer.from('k') }, { id: 2, type: 8, v: Buffer.from('v') }] }, { fields: [{ id: 2, type: 8, v: Buffer.from('v') }] }], et: 12 }),
+      error: 'missing key of key_value_metadata entry 1',
+    },
+    {
+      name: 'a sorting column without descending',
+      edit: (fm, o) => o.set(o.get(fm, 4).list[0], 4, 9, { list: [{ fields: [{ id: 1, type: 5, v: 0n }, { id: 3, type: 2, v: false }] }], et: 12 }),
+      error: 'missing row group 0 sorting column 0 descending',
+    },
+    {
+      name: 'a sorting column whose nulls_first is an i32',
+      edit: (fm, o) => o.set(o.get(fm, 4).list[0], 4, 9, { list: [{ fields: [{ id: 1, type: 5, v: 0n }, { id: 2, type: 2, v: true }, { id: 3, type: 5, v: 1n }] }], et: 12 }),
+      error: 'missing row group 0 sorting column 0 nulls_first',
+    },
     {
       name: 'codec given twice, as a list and as an i32',
       edit: (fm, o) => chunk0(fm, o).fields.splice(3, 0, { id: 4, type: 9, v: { list: [], et: 5 } }),
@@ -235,6 +253,20 @@ describe('footer fields parquet.thrift requires, checked even where this reader 
     const twice = join(dir, 'footer-num-values-twice.parquet');
     writeFileSync(twice, withFooter(src, (fm, o: Ops) => chunk0(fm as Tree, o).fields.splice(4, 0, { id: 5, type: 6, v: 12345n })));
     expect(readRowGroup(twice, 0, ['trajectory_id', 'trajectory'], null)).toEqual(want);
+  });
+
+  // The same optional structs with every required field: DuckDB and parquet-wasm read these files.
+  it('key_value_metadata with keys and a whole sorting column read as before', () => {
+    const want = readRowGroup(join(ROOT, 'fixtures/forks.parquet'), 0, ['trajectory_id', 'trajectory'], null);
+    const path = join(dir, 'footer-kv-sorting.parquet');
+    writeFileSync(
+      path,
+      withFooter(src, (fm: Tree, o: Ops) => {
+        o.set(fm, 5, 9, { list: [{ fields: [{ id: 1, type: 8, v: Buffer.from('k') }, { id: 2, type: 8, v: Buffer.from('v') }] }, { fields: [{ id: 1, type: 8, v: Buffer.from('only a key') }] }], et: 12 });
+        o.set(o.get(fm, 4).list[0], 4, 9, { list: [{ fields: [{ id: 1, type: 5, v: 0n }, { id: 2, type: 2, v: false }, { id: 3, type: 2, v: true }] }], et: 12 });
+      }),
+    );
+    expect(readRowGroup(path, 0, ['trajectory_id', 'trajectory'], null)).toEqual(want);
   });
 });
 

@@ -253,7 +253,34 @@ function countLeaves(e: RawElement): number {
   return e.children.length === 0 ? 1 : e.children.reduce((s, c) => s + countLeaves(c), 0);
 }
 
+/**
+ * Fields parquet.thrift requires that this reader does not use: DuckDB and parquet-rs (parquet-wasm)
+ * both refuse a footer without them (their generated decoders check every required field), so a file
+ * lacking one is corrupt here too, never rows only this reader would give. A value of another type
+ * counts as missing, as those decoders skip it. (A column chunk's key_value_metadata entry without a
+ * key is left alone: parquet-rs reads such a file.)
+ */
+function checkUnusedRequired(fm: ThriftStruct): void {
+  const is = { int: (v: unknown) => typeof v === 'number' && Number.isInteger(v), bool: (v: unknown) => typeof v === 'boolean', binary: (v: unknown) => v instanceof Uint8Array };
+  const need = (s: ThriftStruct, f: number, kind: keyof typeof is, what: string) => {
+    if (!is[kind](s[f])) throw new ParquetFormatError(`missing ${what}`);
+  };
+  /** The struct entries of a list field (entries of another type are not checked). */
+  const structs = (s: ThriftStruct, f: number): ThriftStruct[] => list(s, f).filter((e): e is ThriftStruct => e !== null && typeof e === 'object' && !(e instanceof Uint8Array) && !Array.isArray(e) && !(e instanceof Map));
+  need(fm, 1, 'int', 'version');
+  structs(fm, 5).forEach((kv, k) => need(kv, 1, 'binary', `key of key_value_metadata entry ${k}`));
+  structs(fm, 4).forEach((rg, g) => {
+    need(rg, 2, 'int', `row group ${g} total_byte_size`);
+    structs(rg, 4).forEach((sc, k) => {
+      need(sc, 1, 'int', `row group ${g} sorting column ${k} column_idx`);
+      need(sc, 2, 'bool', `row group ${g} sorting column ${k} descending`);
+      need(sc, 3, 'bool', `row group ${g} sorting column ${k} nulls_first`);
+    });
+  });
+}
+
 export function parseFileMeta(fm: ThriftStruct, size: number): FileMeta {
+  checkUnusedRequired(fm);
   const root = rawTree(list(fm, 2) as ThriftStruct[]);
   const columns: FileMeta['columns'] = new Map();
   const leaves: (LeafColumn | null)[] = [];
