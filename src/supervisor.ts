@@ -128,7 +128,7 @@ export function childV8Flags(args: readonly string[], execArgv: readonly string[
     else if (a.startsWith('--engine=')) engine = a.slice('--engine='.length);
   }
   if (!(Number.isFinite(workers) && workers >= cores)) return [];
-  const flags = engine === 'js' ? ['--single-threaded-gc', '--no-concurrent-recompilation'] : ['--single-threaded-gc'];
+  const flags = ['--single-threaded-gc', ...(engine === 'js' ? ['--no-concurrent-recompilation'] : [])];
   return flags.filter((flag) => !execArgv.some((a) => a.includes(flag.replace(/^--(no-)?/, ''))));
 }
 

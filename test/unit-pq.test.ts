@@ -197,6 +197,14 @@ describe('footer fields parquet.thrift requires, checked even where this reader 
   /** Column chunk 0's ColumnMetaData, and schema element `k`. */
   const chunk0 = (fm: Tree, o: Ops): Tree => o.get(o.get(o.get(fm, 4).list[0], 1).list[0], 3);
   const schema = (fm: Tree, o: Ops, k: number): Tree => o.get(fm, 2).list[k];
+  const rowGroup0 = (fm: Tree, o: Ops): Tree => o.get(fm, 4).list[0];
+  /** A key_value_metadata list: each entry [key, value], either one left out when undefined. */
+  const keyValues = (entries: [string | undefined, string | undefined][]) => ({
+    list: entries.map((e) => ({ fields: e.flatMap((x, k) => (x === undefined ? [] : [{ id: k + 1, type: 8, v: Buffer.from(x) }])) })),
+    et: 12,
+  });
+  /** A sorting_columns list of one SortingColumn with these fields. */
+  const sortingColumn = (fields: { id: number; type: number; v: bigint | boolean }[]) => ({ list: [{ fields }], et: 12 });
   /** An encoding_stats list of one PageEncodingStats: page_type, encoding, count (as many as given). */
   const stats = (v: bigint[]) => ({ list: [{ fields: v.map((x, k) => ({ id: k + 1, type: 5, v: x })) }], et: 12 });
   /** Index of the first leaf string element (trajectory_id) in the flattened schema. */
@@ -216,21 +224,21 @@ describe('footer fields parquet.thrift requires, checked even where this reader 
     { name: 'converted type 99', edit: (fm, o) => o.set(schema(fm, o, LEAF), 6, 5, 99n), error: 'converted type 99' },
     { name: 'a string leaf annotated MAP', edit: (fm, o) => o.set(schema(fm, o, LEAF), 6, 5, 1n), error: 'converted type 1' },
     // The fuzzer's seed 20261209 case 1425: a row group without total_byte_size, read by ours alone.
-    { name: 'a row group without total_byte_size', edit: (fm, o) => o.drop(o.get(fm, 4).list[0], 2), error: 'missing row group 0 total_byte_size' },
+    { name: 'a row group without total_byte_size', edit: (fm, o) => o.drop(rowGroup0(fm, o), 2), error: 'missing row group 0 total_byte_size' },
     { name: 'no version', edit: (fm, o) => o.drop(fm, 1), error: 'missing version' },
     {
       name: 'a key_value_metadata entry without its key',
-      edit: (fm, o) => o.set(fm, 5, 9, { list: [{ fields: [{ id: 1, type: 8, v: Buffer.from('k') }, { id: 2, type: 8, v: Buffer.from('v') }] }, { fields: [{ id: 2, type: 8, v: Buffer.from('v') }] }], et: 12 }),
+      edit: (fm, o) => o.set(fm, 5, 9, keyValues([['k', 'v'], [undefined, 'v']])),
       error: 'missing key of key_value_metadata entry 1',
     },
     {
       name: 'a sorting column without descending',
-      edit: (fm, o) => o.set(o.get(fm, 4).list[0], 4, 9, { list: [{ fields: [{ id: 1, type: 5, v: 0n }, { id: 3, type: 2, v: false }] }], et: 12 }),
+      edit: (fm, o) => o.set(rowGroup0(fm, o), 4, 9, sortingColumn([{ id: 1, type: 5, v: 0n }, { id: 3, type: 2, v: false }])),
       error: 'missing row group 0 sorting column 0 descending',
     },
     {
       name: 'a sorting column whose nulls_first is an i32',
-      edit: (fm, o) => o.set(o.get(fm, 4).list[0], 4, 9, { list: [{ fields: [{ id: 1, type: 5, v: 0n }, { id: 2, type: 2, v: true }, { id: 3, type: 5, v: 1n }] }], et: 12 }),
+      edit: (fm, o) => o.set(rowGroup0(fm, o), 4, 9, sortingColumn([{ id: 1, type: 5, v: 0n }, { id: 2, type: 2, v: true }, { id: 3, type: 5, v: 1n }])),
       error: 'missing row group 0 sorting column 0 nulls_first',
     },
     {
@@ -262,8 +270,8 @@ describe('footer fields parquet.thrift requires, checked even where this reader 
     writeFileSync(
       path,
       withFooter(src, (fm: Tree, o: Ops) => {
-        o.set(fm, 5, 9, { list: [{ fields: [{ id: 1, type: 8, v: Buffer.from('k') }, { id: 2, type: 8, v: Buffer.from('v') }] }, { fields: [{ id: 1, type: 8, v: Buffer.from('only a key') }] }], et: 12 });
-        o.set(o.get(fm, 4).list[0], 4, 9, { list: [{ fields: [{ id: 1, type: 5, v: 0n }, { id: 2, type: 2, v: false }, { id: 3, type: 2, v: true }] }], et: 12 });
+        o.set(fm, 5, 9, keyValues([['k', 'v'], ['only a key', undefined]]));
+        o.set(rowGroup0(fm, o), 4, 9, sortingColumn([{ id: 1, type: 5, v: 0n }, { id: 2, type: 2, v: false }, { id: 3, type: 2, v: true }]));
       }),
     );
     expect(readRowGroup(path, 0, ['trajectory_id', 'trajectory'], null)).toEqual(want);

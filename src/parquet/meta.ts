@@ -2,7 +2,7 @@
 // logical tree the record assembler walks (assemble.ts). Anything this reader does not handle is an
 // `Unsupported` error: the caller then uses parquet-wasm for that read instead.
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { ParquetFormatError, ThriftReader, count, list, num, optNum, str, struct, type ThriftStruct, type ThriftValue } from './thrift.js';
+import { ParquetFormatError, ThriftReader, count, isStruct, list, num, optNum, str, struct, structs, type ThriftStruct, type ThriftValue } from './thrift.js';
 
 /** A file feature this reader does not decode (an encoding, codec or type): fall back to parquet-wasm. */
 export class Unsupported extends Error {}
@@ -230,8 +230,8 @@ function checkChunkMeta(md: ThriftStruct, leaf: LeafColumn | null): void {
   // A mistyped optional field is skipped, as Thrift's generated decoders (DuckDB's) skip it.
   if (Array.isArray(stats)) {
     for (const st of stats) {
+      if (!isStruct(st)) bad('encoding_stats entry is not a struct');
       const s = st as ThriftStruct;
-      if (typeof st !== 'object' || st instanceof Uint8Array || Array.isArray(st) || st instanceof Map) bad('encoding_stats entry is not a struct');
       const pageType = num(s, 1, 'encoding_stats page_type');
       if (pageType < 0 || pageType > 3) bad(`encoding_stats page_type ${pageType}`);
       if (!isEncoding(num(s, 2, 'encoding_stats encoding'))) bad(`encoding_stats encoding ${String(s[2])}`);
@@ -257,30 +257,32 @@ function countLeaves(e: RawElement): number {
  * Fields parquet.thrift requires that this reader does not use: DuckDB and parquet-rs (parquet-wasm)
  * both refuse a footer without them (their generated decoders check every required field), so a file
  * lacking one is corrupt here too, never rows only this reader would give. A value of another type
- * counts as missing, as those decoders skip it. (A column chunk's key_value_metadata entry without a
- * key is left alone: parquet-rs reads such a file.)
+ * counts as missing, as those decoders skip it. The file's own fields here; a row group's in
+ * checkUnusedRowGroupFields. (A column chunk's key_value_metadata entry without a key is left alone:
+ * parquet-rs reads such a file.)
  */
-function checkUnusedRequired(fm: ThriftStruct): void {
-  const is = { int: (v: unknown) => typeof v === 'number' && Number.isInteger(v), bool: (v: unknown) => typeof v === 'boolean', binary: (v: unknown) => v instanceof Uint8Array };
-  const need = (s: ThriftStruct, f: number, kind: keyof typeof is, what: string) => {
-    if (!is[kind](s[f])) throw new ParquetFormatError(`missing ${what}`);
-  };
-  /** The struct entries of a list field (entries of another type are not checked). */
-  const structs = (s: ThriftStruct, f: number): ThriftStruct[] => list(s, f).filter((e): e is ThriftStruct => e !== null && typeof e === 'object' && !(e instanceof Uint8Array) && !Array.isArray(e) && !(e instanceof Map));
-  need(fm, 1, 'int', 'version');
-  structs(fm, 5).forEach((kv, k) => need(kv, 1, 'binary', `key of key_value_metadata entry ${k}`));
-  structs(fm, 4).forEach((rg, g) => {
-    need(rg, 2, 'int', `row group ${g} total_byte_size`);
-    structs(rg, 4).forEach((sc, k) => {
-      need(sc, 1, 'int', `row group ${g} sorting column ${k} column_idx`);
-      need(sc, 2, 'bool', `row group ${g} sorting column ${k} descending`);
-      need(sc, 3, 'bool', `row group ${g} sorting column ${k} nulls_first`);
-    });
+function checkUnusedFileFields(fm: ThriftStruct): void {
+  need(Number.isInteger(fm[1]), 'version');
+  structs(fm, 5).forEach((kv, k) => need(kv[1] instanceof Uint8Array, `key of key_value_metadata entry ${k}`));
+}
+
+/** A row group's required fields this reader does not use (see checkUnusedFileFields). */
+function checkUnusedRowGroupFields(rg: ThriftStruct, g: number): void {
+  need(Number.isInteger(rg[2]), `row group ${g} total_byte_size`);
+  structs(rg, 4).forEach((sc, k) => {
+    need(Number.isInteger(sc[1]), `row group ${g} sorting column ${k} column_idx`);
+    need(typeof sc[2] === 'boolean', `row group ${g} sorting column ${k} descending`);
+    need(typeof sc[3] === 'boolean', `row group ${g} sorting column ${k} nulls_first`);
   });
 }
 
+/** Refuse a required field that is missing or of another type (an integer field: any integral value; these fields bound nothing, so no 2^53 limit as num() sets). */
+function need(ok: boolean, what: string): void {
+  if (!ok) throw new ParquetFormatError(`missing ${what}`);
+}
+
 export function parseFileMeta(fm: ThriftStruct, size: number): FileMeta {
-  checkUnusedRequired(fm);
+  checkUnusedFileFields(fm);
   const root = rawTree(list(fm, 2) as ThriftStruct[]);
   const columns: FileMeta['columns'] = new Map();
   const leaves: (LeafColumn | null)[] = [];
@@ -303,6 +305,7 @@ export function parseFileMeta(fm: ThriftStruct, size: number): FileMeta {
   let groupRows = 0;
   const rowGroups = (list(fm, 4) as ThriftStruct[]).map((rg, g) => {
     const numRows = count(rg, 3, `row group ${g} num_rows`, fileRows);
+    checkUnusedRowGroupFields(rg, g);
     groupRows += numRows;
     const chunks = (list(rg, 1) as ThriftStruct[]).map((cc, c) => {
       if (str(cc, 1) !== undefined) throw new Unsupported('column chunks in another file');

@@ -161,9 +161,17 @@ export function count(s: ThriftStruct, f: number, what: string, max = Number.MAX
   if (v < 0 || v > max) throw new ParquetFormatError(`${what} ${v} outside 0..${max}`);
   return v;
 }
+/** Whether a decoded value is a struct (not a binary, list or map). */
+export function isStruct(v: ThriftValue | undefined): v is ThriftStruct {
+  return v !== undefined && typeof v === 'object' && !(v instanceof Uint8Array) && !Array.isArray(v) && !(v instanceof Map);
+}
 export function struct(s: ThriftStruct, f: number): ThriftStruct | undefined {
   const v = s[f];
-  return v !== undefined && typeof v === 'object' && !(v instanceof Uint8Array) && !Array.isArray(v) && !(v instanceof Map) ? v : undefined;
+  return isStruct(v) ? v : undefined;
+}
+/** The struct entries of a list field (entries of another type left out). */
+export function structs(s: ThriftStruct, f: number): ThriftStruct[] {
+  return list(s, f).filter(isStruct);
 }
 export function list(s: ThriftStruct, f: number): ThriftValue[] {
   const v = s[f];
