@@ -6,6 +6,7 @@ import { TREE_COUNTER_NAMES, type TreeCounters } from '../pairing/tree.js';
 import type { ExitStatusTally } from '../pairing/exit-status.js';
 import type { KtoDeduper } from '../shapes/kto.js';
 import type { PairingPlan } from './mine-options.js';
+import { formatCount } from '../count-text.js';
 
 /** Stats entries: `options` (merge refuses parts that differ) and the run's `extra` figures. */
 export function pairingStats(p: PairingPlan, kto: boolean, summary: MineSummary, ktoRows: KtoDeduper | null): { options: Record<string, unknown>; extra: Record<string, unknown> } | undefined {
@@ -30,11 +31,10 @@ export function gapHistogram(gaps: readonly number[]): { from: number; to: numbe
   return gaps.map((pairs, k) => ({ from: k / 10, to: (k + 1) / 10, pairs }));
 }
 
-const fmt = new Intl.NumberFormat('en-US');
 
 function table(rows: [string, number][]): string {
   const width = Math.max(...rows.map(([n]) => n.length));
-  const vals = rows.map(([, v]) => fmt.format(v));
+  const vals = rows.map(([, v]) => formatCount(v));
   const vw = Math.max(...vals.map((v) => v.length));
   return rows.map(([n], i) => `${n.padEnd(width)}  ${vals[i]!.padStart(vw)}`).join('\n') + '\n';
 }
@@ -45,14 +45,14 @@ export function formatTreeCounters(c: Counters, tree: { counters: TreeCounters; 
   const rows: [string, number][] = [...COUNTER_NAMES.slice(0, upTo + 1).map((n) => [n, c[n]] as [string, number]), ...TREE_COUNTER_NAMES.map((n) => [n, tree.counters[n]] as [string, number])];
   const bins = gapHistogram(tree.gaps)
     .filter((b) => b.pairs > 0)
-    .map((b) => `[${b.from.toFixed(1)}, ${b.to.toFixed(1)}${b.to === 1 ? ']' : ')'} ${fmt.format(b.pairs)}`);
+    .map((b) => `[${b.from.toFixed(1)}, ${b.to.toFixed(1)}${b.to === 1 ? ']' : ')'} ${formatCount(b.pairs)}`);
   return table(rows) + `value gaps of emitted pairs: ${bins.join(', ') || 'none'}\n`;
 }
 
 export function formatExitStatus(t: ExitStatusTally): string {
   const seen = Object.entries(t.observed)
     .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
-    .map(([s, n]) => `${s} ${fmt.format(n.resolved)}/${fmt.format(n.failed)}`)
+    .map(([s, n]) => `${s} ${formatCount(n.resolved)}/${formatCount(n.failed)}`)
     .join(', ');
   return table([
     ['exit_status_excluded', t.excluded],

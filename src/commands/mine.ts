@@ -35,6 +35,7 @@ import type { MineTokens, WithTokens } from '../tokens/mine-tokens.js';
 import { OrderedQueue } from '../tokens/ordered.js';
 import { KtoDeduper, ktoRows } from '../shapes/kto.js';
 import { formatExitStatus, formatTreeCounters, pairingStats } from './mine-pairing.js';
+import { formatCount } from '../count-text.js';
 
 /** Training-output settings recorded in the stats file (only those that differ from the contract's output). */
 export interface TrainRunInfo {
@@ -391,7 +392,7 @@ async function mine(positional: string[], given: MineCliOptions, recognise: Reco
     if (tokens) writeStderr(tokens.summaryLines().join('\n') + '\n');
     if (plan.specs.length > 0) writeStderr(splitCountsLine(cardStats, plan.splitBy) + '\n');
     if (result)
-      for (const f of result.files) writeStderr(`  ${neutralise(f.path)}: ${f.rows.toLocaleString('en-US')} rows, ${humanBytes(f.bytes)}\n`);
+      for (const f of result.files) writeStderr(`  ${neutralise(f.path)}: ${formatCount(f.rows)} rows, ${humanBytes(f.bytes)}\n`);
   }
 }
 

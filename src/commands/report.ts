@@ -15,6 +15,7 @@ import { RenderFailure, type TokenRow } from '../tokens/row-tokens.js';
 import type { ReportTokens } from '../view/report-tokens.js';
 import { toTrlRow } from '../shapes/trl.js';
 import type { PairRow } from '../types.js';
+import { formatCount } from '../count-text.js';
 
 export interface ReportCliOptions {
   out: string;
@@ -101,7 +102,7 @@ export async function runReport(file: string, o: ReportCliOptions, log: (line: s
   for await (const r of readPairs(file, { promptTail: o.context })) builder.add(r);
   const html = builder.build();
   writeFileAtomic(o.out, html);
-  if (!o.quiet) log(`divergence-mine: wrote ${o.out} (${builder.count.toLocaleString('en-US')} pairs, ${(Buffer.byteLength(html) / 1048576).toFixed(1)} MiB)`);
+  if (!o.quiet) log(`divergence-mine: wrote ${o.out} (${formatCount(builder.count)} pairs, ${(Buffer.byteLength(html) / 1048576).toFixed(1)} MiB)`);
 }
 
 export function registerReport(program: Command): Command {

@@ -1,4 +1,5 @@
 // Contract section 7: the funnel counters, their identity, and the table printed at the end of a run.
+import { formatCount } from '../count-text.js';
 
 export const COUNTER_NAMES = [
   'trajectories_read',
@@ -60,7 +61,6 @@ export function assertIdentity(c: Counters): void {
   }
 }
 
-const fmt = new Intl.NumberFormat('en-US');
 
 /**
  * Aligned two-column table with thousands separators, one counter per line. With `published` (the
@@ -69,14 +69,14 @@ const fmt = new Intl.NumberFormat('en-US');
  */
 export function formatCounters(c: Counters, published?: Readonly<Partial<Counters>>): string {
   const width = Math.max(...COUNTER_NAMES.map((n) => n.length));
-  const values = COUNTER_NAMES.map((n) => fmt.format(c[n]));
+  const values = COUNTER_NAMES.map((n) => formatCount(c[n]));
   const vwidth = Math.max(...values.map((v) => v.length));
-  const pwidth = Math.max(0, ...COUNTER_NAMES.map((n) => (published?.[n] === undefined ? 0 : fmt.format(published[n]!).length)));
+  const pwidth = Math.max(0, ...COUNTER_NAMES.map((n) => (published?.[n] === undefined ? 0 : formatCount(published[n]!).length)));
   const line = (n: CounterName, i: number): string => {
     const row = `${n.padEnd(width)}  ${values[i]!.padStart(vwidth)}`;
     const p = published?.[n];
     if (p === undefined) return row;
-    return `${row}  published ${fmt.format(p).padStart(pwidth)}${p === c[n] ? '' : '  differs'}`;
+    return `${row}  published ${formatCount(p).padStart(pwidth)}${p === c[n] ? '' : '  differs'}`;
   };
   return COUNTER_NAMES.map(line).join('\n') + '\n';
 }

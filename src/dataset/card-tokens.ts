@@ -3,11 +3,12 @@
 // `--max-length` did.
 import { lengthHistogramMarkdown, lengthTableMarkdown } from '../tokens/lengths.js';
 import type { MineTokens } from '../tokens/mine-tokens.js';
+import { formatCount } from '../count-text.js';
 
 export type CardTokens = ReturnType<MineTokens['toJSON']>;
 
 function fmt(n: number): string {
-  return Number.isFinite(n) ? n.toLocaleString('en-US') : 'n/a';
+  return Number.isFinite(n) ? formatCount(n) : 'n/a';
 }
 
 export function tokenSection(t: CardTokens): string {

@@ -239,6 +239,7 @@ export interface CardInput {
 }
 
 import { selectionCounters, treeCardSection, type CardTree } from './tree-card.js';
+import { formatCount } from '../count-text.js';
 
 /** What the card says of a Hub input (a structural subset of hub/resolve.ts HubSource). */
 export interface CardSource {
@@ -272,7 +273,7 @@ function cell(s: string): string {
 }
 
 function fmt(n: number): string {
-  return Number.isFinite(n) ? n.toLocaleString('en-US') : 'n/a';
+  return Number.isFinite(n) ? formatCount(n) : 'n/a';
 }
 
 function pct(part: number, whole: number): string {

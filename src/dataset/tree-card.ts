@@ -2,6 +2,7 @@
 // its identity, the histogram of value gaps of the emitted pairs, and the extra columns.
 import { TREE_OUTCOMES, type TreeCounters } from '../pairing/tree.js';
 import { COUNTER_NAMES } from '../contract/counters.js';
+import { formatCount } from '../count-text.js';
 
 export interface CardTree {
   counters: TreeCounters;
@@ -12,7 +13,7 @@ export interface CardTree {
   maxPairsPerNode: number;
 }
 
-const fmt = (n: number) => n.toLocaleString('en-US');
+
 const pct = (p: number, w: number) => (w > 0 ? `${((100 * p) / w).toFixed(1)}%` : 'n/a');
 
 /** The contract's counters a tree run shares with the default pairing (selection only: the walk's are not run). */
@@ -49,19 +50,19 @@ export function treeCardSection(t: CardTree): string {
   ];
   for (const [k, label, sign] of LINES) {
     const base = sign === '' ? (k === 'divergence_turn_0' ? c.pairs_emitted : undefined) : c.child_pairs;
-    out.push(`| ${label} | ${sign} | ${fmt(c[k])} | ${base === undefined ? '' : pct(c[k], base)} |`);
+    out.push(`| ${label} | ${sign} | ${formatCount(c[k])} | ${base === undefined ? '' : pct(c[k], base)} |`);
   }
   const sum = TREE_OUTCOMES.reduce((s, k) => s + c[k], 0);
   out.push('');
   out.push(
     sum === c.child_pairs
-      ? `Identity check: child pairs = ${fmt(c.child_pairs)} = the seven skip counters + pairs emitted ✓`
-      : `Identity check FAILED: child pairs ${fmt(c.child_pairs)} ≠ ${fmt(sum)} (skips + emitted)`,
+      ? `Identity check: child pairs = ${formatCount(c.child_pairs)} = the seven skip counters + pairs emitted ✓`
+      : `Identity check FAILED: child pairs ${formatCount(c.child_pairs)} ≠ ${formatCount(sum)} (skips + emitted)`,
   );
   out.push('', '### Value gap of the emitted pairs', '', '| chosen value − rejected value | pairs |', '|---|--:|');
   t.gaps.forEach((n, k) => {
     if (k < 5 && n === 0) return; // below the least allowed gap the default run has none
-    out.push(`| ${(k / 10).toFixed(1)} – ${((k + 1) / 10).toFixed(1)}${k === 9 ? ' (incl. 1.0)' : ''} | ${fmt(n)} |`);
+    out.push(`| ${(k / 10).toFixed(1)} – ${((k + 1) / 10).toFixed(1)}${k === 9 ? ' (incl. 1.0)' : ''} | ${formatCount(n)} |`);
   });
   out.push(
     '',

@@ -4,6 +4,7 @@ import { ExitCode, UserError } from '../errors.js';
 import { checkTreeEntry, type Tree, type TreeEntry } from './cache.js';
 import { apiFetch, type HubSettings, type RequestContext } from './http.js';
 import { COMMIT_SHA, urlPath } from './names.js';
+import { formatCount } from '../count-text.js';
 
 type HubLib = typeof import('@huggingface/hub');
 let lib: HubLib | null = null;
@@ -69,7 +70,7 @@ export async function listTree(s: HubSettings, ctx: RequestContext, sha: string,
     fetch: apiFetch(s, ctx, log),
   });
   for await (const e of entries as AsyncIterable<ListedEntry>) {
-    if (++n > MAX_ENTRIES) throw new UserError(`${ctx.what}: the listing has more than ${MAX_ENTRIES.toLocaleString('en-US')} entries; name the files with hf://datasets/${ctx.repo}@REV/PATH-OR-GLOB`, ExitCode.hub);
+    if (++n > MAX_ENTRIES) throw new UserError(`${ctx.what}: the listing has more than ${formatCount(MAX_ENTRIES)} entries; name the files with hf://datasets/${ctx.repo}@REV/PATH-OR-GLOB`, ExitCode.hub);
     if (typeof e?.path !== 'string' || (e.type !== 'file' && e.type !== 'directory'))
       throw new UserError(`${ctx.what}: the Hub's listing has an entry that is not a file or folder; refusing it`, ExitCode.hub);
     checkPrefix(e.path, prefix, ctx.what);

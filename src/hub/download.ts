@@ -14,6 +14,7 @@ import { backoffSeconds, hubHttpError, networkReason, requestOnce, retryAfterSec
 import { lockBlob } from './lock.js';
 import { urlPath } from './names.js';
 import { humanBytes, type ByteProgress } from './progress.js';
+import { formatCount } from '../count-text.js';
 
 export interface WantedFile {
   path: string;
@@ -130,7 +131,7 @@ async function fetchBlob(plan: DownloadPlan, f: WantedFile, cancel: Cancel): Pro
   let hash = newHash(f.entry);
   if (have > 0) {
     hashPrefix(partial, hash, have);
-    progress.note(`${f.path}: resuming at ${have.toLocaleString('en-US')} of ${size.toLocaleString('en-US')} bytes`);
+    progress.note(`${f.path}: resuming at ${formatCount(have)} of ${formatCount(size)} bytes`);
   }
   progress.add(have);
   let attempt = 0;
@@ -192,7 +193,7 @@ async function fetchBlob(plan: DownloadPlan, f: WantedFile, cancel: Cancel): Pro
           try {
             for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
               reset();
-              if (have + chunk.length > size) throw new BadBytes(`${what}: the Hub sent more than the listed ${size.toLocaleString('en-US')} bytes; the bad bytes were removed (run again to retry)`);
+              if (have + chunk.length > size) throw new BadBytes(`${what}: the Hub sent more than the listed ${formatCount(size)} bytes; the bad bytes were removed (run again to retry)`);
               writeSync(fd, chunk);
               hash.update(chunk);
               have += chunk.length;
@@ -201,9 +202,9 @@ async function fetchBlob(plan: DownloadPlan, f: WantedFile, cancel: Cancel): Pro
           } catch (e) {
             if (e instanceof UserError) throw e;
             const why = networkReason(e);
-            throw new Transient(why === 'timed out' ? `no byte for ${s.downloadTimeout} s at byte ${have.toLocaleString('en-US')} of ${size.toLocaleString('en-US')}` : `${why} at byte ${have.toLocaleString('en-US')} of ${size.toLocaleString('en-US')}`);
+            throw new Transient(why === 'timed out' ? `no byte for ${s.downloadTimeout} s at byte ${formatCount(have)} of ${formatCount(size)}` : `${why} at byte ${formatCount(have)} of ${formatCount(size)}`);
           }
-          if (have < size) throw new Transient(`the connection closed at byte ${have.toLocaleString('en-US')} of ${size.toLocaleString('en-US')}`);
+          if (have < size) throw new Transient(`the connection closed at byte ${formatCount(have)} of ${formatCount(size)}`);
         } finally {
           clearTimeout(timer);
           cancel.signal.removeEventListener('abort', onCancel);
@@ -233,7 +234,7 @@ async function fetchBlob(plan: DownloadPlan, f: WantedFile, cancel: Cancel): Pro
   if (have !== size || digest !== expected) {
     rmSync(partial, { force: true });
     throw new UserError(
-      `${what}: the downloaded bytes do not match the Hub's listing (${have.toLocaleString('en-US')} bytes, ${f.entry.lfs_sha256 ? 'sha256' : 'git blob sha1'} ${digest}; listed ${size.toLocaleString('en-US')} bytes, ${expected}); the bad bytes were removed (run again to retry)`,
+      `${what}: the downloaded bytes do not match the Hub's listing (${formatCount(have)} bytes, ${f.entry.lfs_sha256 ? 'sha256' : 'git blob sha1'} ${digest}; listed ${formatCount(size)} bytes, ${expected}); the bad bytes were removed (run again to retry)`,
       ExitCode.hub,
     );
   }

@@ -5,6 +5,7 @@ import { pipeline } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { ExitCode, UserError } from '../errors.js';
 import { MAX_JSON_DEPTH, nestedDeeperThan } from '../contract/json-depth.js';
+import { formatCount } from '../count-text.js';
 
 /**
  * Longest accepted line, in bytes (README "Errors and exit codes"). Below V8's string limit
@@ -33,7 +34,7 @@ export async function* jsonlLines(path: string, maxLineBytes: number = MAX_LINE_
   // buffer grows), then its text, never both beyond the yield.
   const line = new LineBuffer();
   let n = 0;
-  const tooLong = () => new UserError(`${path}:${n + 1}: line longer than ${maxLineBytes.toLocaleString('en-US')} bytes (the limit)`, ExitCode.corrupt);
+  const tooLong = () => new UserError(`${path}:${n + 1}: line longer than ${formatCount(maxLineBytes)} bytes (the limit)`, ExitCode.corrupt);
   try {
     try {
       for await (const chunk of stream as AsyncIterable<Buffer>) {

@@ -2,8 +2,8 @@
 // Kept by hand: one redrawn line is all it does, and bar libraries (cli-progress, ...) would add a
 // dependency whose non-TTY output is not the plain periodic line that CI logs and `2>log` want.
 import { neutralise, writeStderr } from './terminal-text.js';
+import { formatCount } from '../count-text.js';
 
-const fmt = new Intl.NumberFormat('en-US');
 
 export interface ProgressSink {
   phase(name: string, totalUnits: number, totalRows: number): void;
@@ -91,8 +91,8 @@ export class StderrProgress implements ProgressSink {
     const filled = Math.round(frac * width);
     const bar = this.tty ? `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ` : '';
     return (
-      `${this.name}: ${bar}${pct}% ${fmt.format(this.rows)}${this.totalRows > 0 ? `/${fmt.format(this.totalRows)}` : ''} rows, ` +
-      `${this.units}/${this.totalUnits} ${this.unitName}, ${fmt.format(Math.round(rate))} rows/s, ` +
+      `${this.name}: ${bar}${pct}% ${formatCount(this.rows)}${this.totalRows > 0 ? `/${formatCount(this.totalRows)}` : ''} rows, ` +
+      `${this.units}/${this.totalUnits} ${this.unitName}, ${formatCount(Math.round(rate))} rows/s, ` +
       `elapsed ${duration(secs)}, ETA ${frac >= 1 ? '0s' : duration(eta)}`
     );
   }

@@ -4,6 +4,7 @@
 // <= v, so `max_length = p95(prompt + longer completion)` keeps at least 95% of rows whole.
 // Type-only import: the statistics (and the dataset card that prints them) need no template engine.
 import type { RowTokens } from './row-tokens.js';
+import { formatCount } from '../count-text.js';
 
 /** The whole of a row + completion that the trainer keeps: prompt + the longer completion. */
 export function rowLength(t: RowTokens): number {
@@ -91,7 +92,7 @@ export class TokenLengthStats {
 }
 
 function fmt(n: number): string {
-  return Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : 'n/a';
+  return Number.isFinite(n) ? formatCount(Math.round(n)) : 'n/a';
 }
 
 /** The length table as markdown (card, bench README). */

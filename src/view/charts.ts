@@ -1,13 +1,13 @@
 // Inline SVG charts for the HTML report, drawn at build time (no script needed to see them).
 // Every bar is a <rect class="bar ..."> with a <title> tooltip; colours come from the page CSS.
+import { formatCount } from '../count-text.js';
 
 export function esc(s: string): string {
   return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
 }
 
-const nf = new Intl.NumberFormat('en-US');
 export function fmtInt(n: number): string {
-  return nf.format(n);
+  return formatCount(n);
 }
 
 function r1(x: number): string {
