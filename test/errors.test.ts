@@ -351,6 +351,9 @@ describe('bad input: one line, the file, a documented exit code', () => {
     const workers = await runCli(['mine', '--parquet', F['clean.parquet']!, '--out', join(root, 'w.jsonl'), '--workers', '0']);
     expect(workers.code).toBe(EXIT.usage);
     expect(existsSync(join(root, 'w.jsonl'))).toBe(false);
+    // The dataset's page on the Hub pasted as an input: the name to give instead.
+    const page = await mine(['--parquet', 'https://huggingface.co/datasets/nebius/SWE-rebench-openhands-trajectories/tree/main/data']);
+    expectCleanError(page, EXIT.usage, /an address on the Hub's website, not a file; name the dataset as hf:\/\/datasets\/nebius\/SWE-rebench-openhands-trajectories\/data$/);
   }, 60_000);
 });
 

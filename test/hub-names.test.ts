@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ExitCode, UserError } from '../src/errors.js';
 import { RepoCache, cacheRoot, hfHome } from '../src/hub/cache.js';
 import { hubSettings, retryAfterSeconds, sameOrigin } from '../src/hub/http.js';
-import { globToRegExp, hubUri, isBareName, parseHubUri, repoPathProblem, revisionProblem } from '../src/hub/names.js';
+import { globToRegExp, hubUri, isBareName, parseHubUri, repoPathProblem, revisionProblem, webAddressProblem } from '../src/hub/names.js';
 
 const SHA = 'a'.repeat(40);
 
@@ -77,6 +77,51 @@ describe('hf:// grammar (huggingface_hub parse_hf_uri)', () => {
     expect(hubUri(repo, rev, path)).toBe(uri);
     if (rev !== null) expect(parseHubUri(uri).revision).toBe(rev);
   });
+});
+
+describe('addresses on the Hub\'s website are refused with the name that reads them', () => {
+  const site = 'https://huggingface.co/datasets/nebius/SWE-rebench-openhands-trajectories';
+  // [address, the name suggested, what that name means as parseHubUri reads it (null: a bare name)]
+  it.each([
+    [site, 'nebius/SWE-rebench-openhands-trajectories', null],
+    [`${site}/`, 'nebius/SWE-rebench-openhands-trajectories', null],
+    [`${site}/viewer/default/train?row=3`, 'nebius/SWE-rebench-openhands-trajectories', null],
+    [`${site}#dataset-card`, 'nebius/SWE-rebench-openhands-trajectories', null],
+    ['http://hf.co/datasets/o/n/tree/main', 'o/n', null],
+    ['https://www.huggingface.co/datasets/o/n/tree/main/data', 'hf://datasets/o/n/data', { revision: null, path: 'data' }],
+    ['https://huggingface.co/datasets/o/n/tree/v1.0/data/train', 'hf://datasets/o/n@v1.0/data/train', { revision: 'v1.0', path: 'data/train' }],
+    ['https://huggingface.co/datasets/o/n/blob/main/data/train-0.parquet', 'hf://datasets/o/n/data/train-0.parquet', { revision: null, path: 'data/train-0.parquet' }],
+    [
+      'https://huggingface.co/datasets/o/n/resolve/refs%2Fconvert%2Fparquet/default/train/0000.parquet?download=true',
+      'hf://datasets/o/n@refs/convert/parquet/default/train/0000.parquet',
+      { revision: 'refs/convert/parquet', path: 'default/train/0000.parquet' },
+    ],
+    ['https://huggingface.co/datasets/o/n/tree/feature%2Fx/a', 'hf://datasets/o/n@feature%2Fx/a', { revision: 'feature/x', path: 'a' }],
+    [`https://huggingface.co/datasets/o/n/resolve/${SHA}/a.jsonl`, `hf://datasets/o/n@${SHA}/a.jsonl`, { revision: SHA, path: 'a.jsonl' }],
+  ])('%s -> %s', (address, name, means) => {
+    expect(webAddressProblem(address)).toBe(`${address}: an address on the Hub's website, not a file; name the dataset as ${name}`);
+    if (means === null) expect(isBareName(name)).toBe(true);
+    else expect(parseHubUri(name)).toMatchObject({ repo: 'o/n', ...means });
+  });
+
+  it.each([
+    ['https://huggingface.co/Qwen/Qwen3-8B', /it names a model repository, and only dataset repositories hold trajectories/],
+    ['https://huggingface.co/Qwen/Qwen3-8B/blob/main/config.json', /it names a model repository/],
+    ['https://hf.co/spaces/o/n', /it names a Space, and only dataset repositories/],
+    ['https://huggingface.co/', /name the dataset as OWNER\/NAME or hf:\/\/datasets\/OWNER\/NAME\[@REVISION\]/],
+    ['https://huggingface.co/docs/hub', /name the dataset as OWNER\/NAME or/],
+    ['https://huggingface.co/datasets/nebius', /name the dataset as OWNER\/NAME or/],
+    ['https://huggingface.co/datasets/o/n/tree/%E0%A4%A', /name the dataset as OWNER\/NAME or/],
+  ])('%s: %s', (address, said) => {
+    expect(webAddressProblem(address)).toMatch(said);
+  });
+
+  it.each(['o/n', 'hf://datasets/o/n', 'data/x.parquet', 'https://example.com/datasets/o/n', 'huggingface.co/datasets/o/n', 's3://huggingface.co/datasets/o/n'])(
+    '%s is no address on the website',
+    (arg) => {
+      expect(webAddressProblem(arg)).toBeNull();
+    },
+  );
 });
 
 describe('names from the Hub are untrusted', () => {

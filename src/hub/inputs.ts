@@ -4,7 +4,8 @@
 // options and output paths fail before anything is downloaded; `resolve` then fetches.
 import { existsSync } from 'node:fs';
 import { resolveInputs, type InputFile, type InputKind } from '../io/inputs.js';
-import { bareRef, hubUri, isBareName, isHubUri, parseHubUri, type HubRef } from './names.js';
+import { ExitCode, UserError } from '../errors.js';
+import { bareRef, hubUri, isBareName, isHubUri, parseHubUri, webAddressProblem, type HubRef } from './names.js';
 import type { HubOptions, HubSource } from './resolve.js';
 
 export type InputItem = { local: InputFile[] } | { hub: HubRef; forced: InputKind | null };
@@ -21,6 +22,8 @@ export function parseInputs(groups: readonly { args: readonly string[]; forced: 
   const notes: string[] = [];
   for (const { args, forced } of groups)
     for (const arg of args) {
+      const web = existsSync(arg) ? null : webAddressProblem(arg);
+      if (web !== null) throw new UserError(web, ExitCode.usage);
       if (isHubUri(arg)) items.push({ hub: parseHubUri(arg), forced });
       else if (isBareName(arg) && !existsSync(arg)) {
         items.push({ hub: bareRef(arg), forced });

@@ -110,6 +110,48 @@ export function parseHubUri(raw: string): HubRef {
   return { repo, revision, path, raw, form: 'uri' };
 }
 
+/** First segments of the website's pages that are no model repository. */
+const SITE_PAGES = new Set(['spaces', 'models', 'docs', 'blog', 'papers', 'collections', 'organizations', 'settings', 'learn', 'tasks', 'pricing', 'join', 'login', 'api']);
+
+/** A page or download address on the Hub's website: `https://huggingface.co/...` or `https://hf.co/...`. */
+const WEB_ADDRESS = /^https?:\/\/(?:www\.)?(?:huggingface\.co|hf\.co)\/([^?#]*)/i;
+
+/**
+ * What to say of an argument that is an address on the Hub's website (a dataset's page, a folder
+ * or file in its tree, a download link), or null when it is none: the name this tool reads instead,
+ * as the user would type it (`OWNER/NAME`, or `hf://datasets/OWNER/NAME@REVISION/PATH`). Such an
+ * address is not taken as a name: huggingface_hub's HfFileSystem, `datasets` and DuckDB do not take
+ * it either, and its host may not be the endpoint this run asks (HF_ENDPOINT).
+ */
+export function webAddressProblem(arg: string): string | null {
+  const m = WEB_ADDRESS.exec(arg);
+  if (!m) return null;
+  const said = `${arg}: an address on the Hub's website, not a file`;
+  let parts: string[];
+  try {
+    parts = m[1]!.split('/').filter((p) => p !== '').map(decodeURIComponent);
+  } catch {
+    return `${said}; name the dataset as OWNER/NAME or hf://datasets/OWNER/NAME[@REVISION][/PATH-OR-GLOB]`;
+  }
+  const general = `${said}; name the dataset as OWNER/NAME or hf://datasets/OWNER/NAME[@REVISION][/PATH-OR-GLOB]`;
+  if (parts[0] !== 'datasets') {
+    // A model's page is huggingface.co/OWNER/NAME; the site's own pages (docs, blog, ...) are not repositories.
+    const model = parts.length >= 2 && !SITE_PAGES.has(parts[0]!) && repoIdProblem(`${parts[0]}/${parts[1]}`) === null;
+    if (parts[0] !== 'spaces' && !model) return general;
+    return `${said}: it names ${model ? 'a model repository' : 'a Space'}, and only dataset repositories hold trajectories (hf://datasets/OWNER/NAME)`;
+  }
+  const repo = parts.slice(1, 3).join('/');
+  if (parts.length < 3 || repoIdProblem(repo) !== null) return general;
+  // .../tree/REV[/PATH] (a folder), .../blob|resolve/REV/PATH (a file); anything else (the viewer, the
+  // files tab, discussions) stands for the dataset. The address writes a revision with a slash as %2F.
+  const view = parts[3];
+  const inTree = (view === 'tree' || view === 'blob' || view === 'resolve') && parts[4] !== undefined;
+  const revision = inTree && parts[4] !== DEFAULT_REVISION ? parts[4]! : null;
+  const path = inTree ? parts.slice(5).join('/') : '';
+  const name = revision === null && path === '' ? repo : hubUri(repo, revision, path);
+  return `${said}; name the dataset as ${name}`;
+}
+
 export function bareRef(raw: string): HubRef {
   return { repo: raw, revision: null, path: '', raw, form: 'bare' };
 }
