@@ -4,12 +4,13 @@
 // figures taken in one interleaved series compare; this gives those, with the output of both builds
 // checked to be byte-identical.
 //
-//   node bench/ab.mjs --before DIR --after DIR [--runs 3] [--workers 2] FILE...
+//   node bench/ab.mjs --before DIR --after DIR [--runs 3] [--workers 2|default] FILE...
 //
 // DIR is a checkout with its `bin/` and a built `dist/` (e.g. `git worktree add /tmp/before <commit>`,
 // then `npx tsc -p tsconfig.json` there with this checkout's node_modules linked in). Prints one
 // Markdown table: per file, the medians of wall, CPU (user+sys) and peak RSS of each, and the ratios
-// after/before and after/DuckDB.
+// after/before and after/DuckDB. `--workers default` runs the miner without the option (one per core,
+// fitted to a small input).
 import { createHash } from 'node:crypto';
 import { closeSync, mkdtempSync, openSync, readFileSync, readSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,7 +25,7 @@ const { values, positionals } = parseArgs({
   options: { before: { type: 'string' }, after: { type: 'string' }, runs: { type: 'string', default: '3' }, workers: { type: 'string', default: '2' } },
 });
 if (!values.before || !values.after || positionals.length === 0) {
-  console.error('usage: node bench/ab.mjs --before DIR --after DIR [--runs 3] [--workers 2] FILE...');
+  console.error('usage: node bench/ab.mjs --before DIR --after DIR [--runs 3] [--workers 2|default] FILE...');
   process.exit(2);
 }
 const runs = Number(values.runs);
@@ -33,7 +34,7 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const sha = (p) => createHash('sha256').update(readFileSync(p)).digest('hex');
 
 function minerArgv(dir, file, out) {
-  return ['node', join(resolve(dir), 'bin', 'divergence-mine'), 'mine', '--parquet', file, '--out', out, '--quiet', '--force', '--workers', values.workers];
+  return ['node', join(resolve(dir), 'bin', 'divergence-mine'), 'mine', '--parquet', file, '--out', out, '--quiet', '--force', ...(values.workers === 'default' ? [] : ['--workers', values.workers])];
 }
 
 const rows = [];

@@ -77,6 +77,8 @@ export interface MineCliOptions {
   skipBadRows: boolean;
   quiet: boolean;
   workers: number;
+  /** Set when --workers was not given: `workers` is then the number of cores, an upper bound (MineRequest.fitWorkers). */
+  fitWorkers?: boolean;
   force: boolean;
   /** As given: i/N, or auto (resolved by mineSettings into MineSettings.partition). */
   partition?: PartitionRequest;
@@ -149,7 +151,7 @@ export function mineCommand(program: Command): Command {
     .option('--reasoning-keys <keys>', 'top-level argument keys ignored when comparing actions', listArg, [...d.reasoningKeys])
     .option('--skip-bad-rows', 'count and skip rows with missing required values instead of failing', false)
     .option('-q, --quiet', 'no progress and no counters table on stderr', false)
-    .addOption(new Option('--workers <n>', 'decode threads (output is identical for any number)').argParser(intArg(1)).default(availableParallelism(), 'number of cores'))
+    .addOption(new Option('--workers <n>', 'decode threads (output is identical for any number); without it, one per core, and one for inputs under 16 MiB (a second thread costs more to start than it saves there)').argParser(intArg(1)).default(availableParallelism(), 'number of cores'))
     .option('-f, --force', 'overwrite existing output and stats files', false)
     .addOption(
       new Option(

@@ -128,8 +128,9 @@ export function writeJsonAtomic(path: string, value: unknown): void {
 
 export function registerMine(program: Command): void {
   mineCommand(program)
-    .action(async (positional: string[], o: MineCliOptions) => {
-      await runMine(positional, o);
+    .action(async (positional: string[], o: MineCliOptions, cmd: Command) => {
+      // No --workers: the number of cores, and one for a small input (engine/mine-pairs.ts).
+      await runMine(positional, { ...o, fitWorkers: cmd.getOptionValueSource('workers') === 'default' });
     });
 }
 
@@ -289,6 +290,7 @@ async function mine(positional: string[], given: MineCliOptions, recognise: Reco
         inputs,
         options,
         workers: o.workers,
+        ...(o.fitWorkers ? { fitWorkers: true } : {}),
         engine: o.engine,
         progress,
         onPureJs,

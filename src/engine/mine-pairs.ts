@@ -50,6 +50,11 @@ export interface MineRequest {
   inputs: InputFile[];
   options: MiningOptions;
   workers: number;
+  /**
+   * `workers` is an upper bound (the CLI's default, one per core): inputs under WARM_START_BYTES in
+   * all use one worker, which decodes them sooner than a second one starts.
+   */
+  fitWorkers?: boolean;
   /** Which reader decodes parquet inputs: js (our reader; parquet-wasm for what it does not build), wasm or duckdb. */
   engine?: Engine;
   /** Read the `tools` column of extracted trajectories (for shapes that carry tool definitions). */
@@ -113,8 +118,22 @@ export interface MineSummary {
 
 const REQUIRED = ['trajectory_id', 'instance_id', 'resolved', 'trajectory'] as const;
 
-/** Inputs of this size and more start every worker at once (Pool.warm); smaller ones start them as tasks come. */
+/**
+ * Inputs of this size and more start every worker at once (Pool.warm); smaller ones start them as
+ * tasks come, and with `fitWorkers` use one: a worker takes 80-150 ms to start (its own isolate and
+ * modules), in which one worker decodes several MiB (the 5,000-row twin: about 70 MB/s).
+ */
 const WARM_START_BYTES = 16 * 2 ** 20;
+
+function inputBytes(req: Pick<MineRequest, 'inputs'>): number {
+  return req.inputs.reduce((n, f) => n + f.bytes, 0);
+}
+
+/** How many decode workers the run may start (see MineRequest.fitWorkers). */
+export function poolSize(req: Pick<MineRequest, 'inputs' | 'workers' | 'fitWorkers'>): number {
+  if (req.fitWorkers && inputBytes(req) < WARM_START_BYTES) return 1;
+  return Math.max(1, req.workers);
+}
 
 function missingColumns(where: string, missing: readonly string[], found: readonly string[], hint = ''): UserError {
   return new UserError(
@@ -260,7 +279,7 @@ export async function minePairs(req: MineRequest, sink: (pair: MinedPair) => Pro
     opts: req.options,
     engine: req.engine ?? 'js',
     progress: req.progress ?? silentProgress,
-    pool: new Pool(Math.max(1, req.workers), spillDir, {
+    pool: new Pool(poolSize(req), spillDir, {
       drainOnClose: (req.engine ?? 'js') === 'duckdb',
       adoptEarly: true,
       // The early walk releases walked trajectories, whose spill space is then written again.
@@ -273,7 +292,7 @@ export async function minePairs(req: MineRequest, sink: (pair: MinedPair) => Pro
   };
   // An input with work for every worker: start them all now (each loads its modules, about 80 ms),
   // beside the footer read, instead of one at a time as tasks queue up.
-  if (req.inputs.reduce((n, f) => n + f.bytes, 0) >= WARM_START_BYTES) run.pool.warm(req.workers);
+  if (inputBytes(req) >= WARM_START_BYTES) run.pool.warm(req.workers);
   const warnings: string[] = [];
   let early: EarlyRun | null = null;
   try {
