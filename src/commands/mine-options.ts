@@ -151,7 +151,7 @@ export function mineCommand(program: Command): Command {
     .option('--reasoning-keys <keys>', 'top-level argument keys ignored when comparing actions', listArg, [...d.reasoningKeys])
     .option('--skip-bad-rows', 'count and skip rows with missing required values instead of failing', false)
     .option('-q, --quiet', 'no progress and no counters table on stderr', false)
-    .addOption(new Option('--workers <n>', 'decode threads (output is identical for any number); without it, one per core, and one for inputs under 16 MiB (a second thread costs more to start than it saves there)').argParser(intArg(1)).default(availableParallelism(), 'number of cores'))
+    .addOption(new Option('--workers <n>', 'decode threads (output is identical for any number)').argParser(intArg(1)).default(availableParallelism(), 'number of cores, or 1 for inputs under 16 MiB in all'))
     .option('-f, --force', 'overwrite existing output and stats files', false)
     .addOption(
       new Option(
