@@ -629,6 +629,8 @@ function hostileFile(name: string, chunk: number[], numRows: number, numValues: 
 describe('hostile files end in a clean corrupt-file error', () => {
   const good: Triple[] = [[0, 3, 'a'], [1, 3, 'b'], [0, 0], [0, 3, 'c']];
   const dict = dictPage(['x', 'y']);
+  /** A dictionary-encoded page of two null rows (no value present), its index section as given. */
+  const nullPage = (indexSection: number[]) => v1Page([...u32(4), ...levelRuns([0, 0]), ...u32(4), ...levelRuns([0, 0]), ...indexSection], 2, { encoding: 8 });
   const cases: { name: string; build: () => string; error: RegExp }[] = [
     { name: 'a footer length past the start of the file', build: () => hostileFile('footer', v1Page(v1Body(good), 4), 3, 4, () => 2 ** 31), error: /footer length past/ },
     { name: 'a footer length one byte short', build: () => hostileFile('footer-short', v1Page(v1Body(good), 4), 3, 4, (n) => n - 1), error: /corrupt parquet data/ },
@@ -676,6 +678,8 @@ describe('hostile files end in a clean corrupt-file error', () => {
       error: /dictionary of 1073741824 values in 5 bytes/,
     },
     { name: 'a second dictionary page', build: () => hostileFile('two-dicts', [...dict, ...dict, ...v1Page(v1Body(good), 4)], 3, 4, undefined, 2 * dict.length), error: /dictionary page after the first page/ },
+    // No index is read on a page of nulls, but a bit width that is there must be one (DuckDB and parquet-wasm refuse it too).
+    { name: 'a page of nulls with an index bit width over 32', build: () => hostileFile('null-page-width', [...dict, ...nullPage([33])], 2, 2, undefined, dict.length), error: /bit width 33/ },
   ];
   it.each(cases)('$name', ({ build, error }) => {
     const path = build();
@@ -698,6 +702,11 @@ describe('hostile files end in a clean corrupt-file error', () => {
     expect(readRowGroup(path, 0, ['v'], null).get('v')).toEqual([['a', 'b'], null, ['c']]);
     const withDict = hostileFile('good-dict', [...dict, ...v1Page([...u32(8), ...levelRuns([0, 1, 0, 0]), ...u32(8), ...levelRuns([3, 3, 0, 3]), 1, 4, 0, 2, 1], 4, { encoding: 8 })], 3, 4, undefined, dict.length);
     expect(readRowGroup(withDict, 0, ['v'], null).get('v')).toEqual([['x', 'x'], null, ['y']]);
+    // A page of nulls with or without its bit width (writers differ), and with one up to 32.
+    for (const [name, section] of [['no-width', []], ['width-0', [0]], ['width-32', [32]], ['width-and-run', [1, 2, 0]]] as const) {
+      const nulls = hostileFile(`good-null-page-${name}`, [...dict, ...nullPage([...section])], 2, 2, undefined, dict.length);
+      expect(readRowGroup(nulls, 0, ['v'], null).get('v'), name).toEqual([null, null]);
+    }
   });
 });
 

@@ -799,7 +799,14 @@ function pageValues(w: Window, encoding: number, leaf: LeafColumn, dict: Diction
       // Every index, wanted or not: a file with one out of range is corrupt whichever rows are read.
       const size = dict.size;
       for (let j = 0; j < present; j++) if (indices[j]! >= size) throw new ParquetFormatError(`dictionary index ${indices[j]} of a dictionary of ${size}`);
-    } else w.skip(w.rest()); // writers differ on whether a page of nulls still has its bit width
+    } else if (w.rest() > 0) {
+      // A page of nulls: writers differ on whether it still has its bit width, and no index is read.
+      // A width that is there is still checked: DuckDB and parquet-wasm refuse one over 32 whatever
+      // the page holds (parquet fuzzer, seed 20261212, case 568).
+      w.need(1, 'the index bit width');
+      if (w.buf[w.pos]! > 32) throw new ParquetFormatError(`bit width ${w.buf[w.pos]}`);
+      w.skip(w.rest());
+    }
   } else if (encoding === ENC.DELTA_BINARY_PACKED && (leaf.kind === 'int32' || leaf.kind === 'int64')) {
     decodedValues = deltaBinaryPacked(w, present, leaf.kind === 'int32' ? 32 : 64);
   } else if (encoding === ENC.DELTA_LENGTH_BYTE_ARRAY && leaf.kind === 'string') {
