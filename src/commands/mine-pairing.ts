@@ -31,7 +31,6 @@ export function gapHistogram(gaps: readonly number[]): { from: number; to: numbe
   return gaps.map((pairs, k) => ({ from: k / 10, to: (k + 1) / 10, pairs }));
 }
 
-
 function table(rows: [string, number][]): string {
   const width = Math.max(...rows.map(([n]) => n.length));
   const vals = rows.map(([, v]) => formatCount(v));

@@ -61,7 +61,6 @@ export function assertIdentity(c: Counters): void {
   }
 }
 
-
 /**
  * Aligned two-column table with thousands separators, one counter per line. With `published` (the
  * figures of the published run, for a run over its input), a third column shows each published figure

@@ -14,6 +14,7 @@
 import type { SplitBy, SplitSpec } from './split.js';
 import { jsonTextByValue, numbersByValue } from '../contract/json-numbers.js';
 import { tokenSection, type CardTokens } from './card-tokens.js';
+import { formatCount } from '../count-text.js';
 
 export interface CardMessageLike {
   role?: unknown;
@@ -239,7 +240,6 @@ export interface CardInput {
 }
 
 import { selectionCounters, treeCardSection, type CardTree } from './tree-card.js';
-import { formatCount } from '../count-text.js';
 
 /** What the card says of a Hub input (a structural subset of hub/resolve.ts HubSource). */
 export interface CardSource {

@@ -13,7 +13,6 @@ export interface CardTree {
   maxPairsPerNode: number;
 }
 
-
 const pct = (p: number, w: number) => (w > 0 ? `${((100 * p) / w).toFixed(1)}%` : 'n/a');
 
 /** The contract's counters a tree run shares with the default pairing (selection only: the walk's are not run). */

@@ -4,7 +4,6 @@
 import { neutralise, writeStderr } from './terminal-text.js';
 import { formatCount } from '../count-text.js';
 
-
 export interface ProgressSink {
   phase(name: string, totalUnits: number, totalRows: number): void;
   advance(units: number, rows: number): void;
