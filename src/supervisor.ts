@@ -13,6 +13,7 @@ import type { Readable } from 'node:stream';
 import { ExitCode } from './errors.js';
 import { CHILD_FD, SUPERVISED_ENV, TIMELINE_ENV, TIMELINE_ORIGIN_ENV, decodeEntry, type ManifestEntry } from './io/supervision.js';
 import { neutralise } from './io/terminal-text.js';
+import { SMALL_INPUT_BYTES, regularFileSize } from './io/input-size.js';
 
 /**
  * The commands that write files (temporary outputs, spill folders) run supervised; `show`,
@@ -112,24 +113,62 @@ function say(text: string): void {
  *   `--engine duckdb` the workers wait on DuckDB's own threads, and the flag cost 2-14%; with
  *   `--engine wasm` it neither won nor lost (5,000-row twin, five rounds each).
  * Fewer workers than cores leave the background threads a core of their own (there the second flag
- * costs 13% on the 5,000-row twin). A flag the user gave in either form is left alone.
+ * costs 13% on the 5,000-row twin), and so does a `mine` without --workers whose inputs are files
+ * under SMALL_INPUT_BYTES in all: it runs one worker (engine/mine-pairs.ts poolSize; the writer
+ * matrix's zstd file, 2,520 rows in 102 KB: 1.28 s without the flags, 1.54 s with them). An input
+ * this cannot size (a folder, a glob, a Hub dataset) counts as large, as before. A flag the user gave
+ * in either form is left alone.
  */
-export function childV8Flags(args: readonly string[], execArgv: readonly string[], cores: number): string[] {
+export function childV8Flags(args: readonly string[], execArgv: readonly string[], cores: number, sizeOf: (path: string) => number | null = regularFileSize): string[] {
   if (args[0] !== 'mine') return [];
-  let workers = cores;
+  const line = mineLine(args);
+  const workers = line.workers ?? cores;
+  if (!(Number.isFinite(workers) && workers >= cores)) return [];
+  if (line.workers === null && line.inputs !== null && line.inputs.length > 0) {
+    let bytes = 0;
+    for (const path of line.inputs) bytes += sizeOf(path) ?? Infinity;
+    if (bytes < SMALL_INPUT_BYTES) return [];
+  }
+  const flags = ['--single-threaded-gc', ...(line.engine === 'js' ? ['--no-concurrent-recompilation'] : [])];
+  return flags.filter((flag) => !execArgv.some((a) => a.includes(flag.replace(/^--(no-)?/, ''))));
+}
+
+/**
+ * The options of `mine` that take no value (commander's switches; test/supervisor-flags.test.ts
+ * checks this list against the command's definition). Every other option takes the next argument.
+ */
+export const MINE_SWITCHES: ReadonlySet<string> = new Set(['--skip-bad-rows', '--quiet', '--force', '--behavior', '--help']);
+export const MINE_SHORT_SWITCHES: ReadonlySet<string> = new Set(['q', 'f', 'h']);
+
+/**
+ * What the supervisor reads of a `mine` command line, as commander will: --workers and --engine (the
+ * last one given wins; a bad value is the CLI's to refuse), and the inputs (--parquet, --jsonl and
+ * the positional arguments; null when a short option it does not know leaves that unclear).
+ */
+export function mineLine(args: readonly string[]): { workers: number | null; engine: string; inputs: string[] | null } {
+  let workers: number | null = null;
   let engine = 'js';
+  let inputs: string[] | null = [];
   for (let i = 1; i < args.length; i++) {
     const a = args[i]!;
-    if (a === '--') break;
-    // The last one given wins, as commander takes it; a bad value is the CLI's to refuse.
-    if (a === '--workers') workers = Number(args[++i]);
-    else if (a.startsWith('--workers=')) workers = Number(a.slice('--workers='.length));
-    else if (a === '--engine') engine = args[++i] ?? '';
-    else if (a.startsWith('--engine=')) engine = a.slice('--engine='.length);
+    if (a === '--') {
+      inputs?.push(...args.slice(i + 1));
+      break;
+    }
+    if (a.startsWith('--')) {
+      const eq = a.indexOf('=');
+      const name = eq < 0 ? a : a.slice(0, eq);
+      if (eq < 0 && MINE_SWITCHES.has(name)) continue;
+      const value = eq < 0 ? args[++i] : a.slice(eq + 1);
+      if (name === '--workers') workers = Number(value);
+      else if (name === '--engine') engine = value ?? '';
+      else if ((name === '--parquet' || name === '--jsonl') && value !== undefined) inputs?.push(value);
+    } else if (a.startsWith('-') && a.length > 1) {
+      // -q, -f, -h, alone or together (-qf); another short option could take the next argument.
+      if (![...a.slice(1)].every((c) => MINE_SHORT_SWITCHES.has(c))) inputs = null;
+    } else inputs?.push(a);
   }
-  if (!(Number.isFinite(workers) && workers >= cores)) return [];
-  const flags = ['--single-threaded-gc', ...(engine === 'js' ? ['--no-concurrent-recompilation'] : [])];
-  return flags.filter((flag) => !execArgv.some((a) => a.includes(flag.replace(/^--(no-)?/, ''))));
+  return { workers, engine, inputs };
 }
 
 /** Run `script` (the CLI) with `args` under supervision; exits this process with the child's code. */

@@ -2,16 +2,29 @@
 // input under 16 MiB in all (engine/mine-pairs.ts poolSize), where a second worker costs more to start
 // than it saves. The CLI case counts the worker threads the run's timeline names.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { poolSize } from '../src/engine/mine-pairs.js';
+import { SMALL_INPUT_BYTES, regularFileSize } from '../src/io/input-size.js';
 import type { InputFile } from '../src/io/inputs.js';
 
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const MiB = 2 ** 20;
 const files = (...sizes: number[]) => sizes.map((bytes, i) => ({ path: `f${i}.parquet`, kind: 'parquet', bytes }) as InputFile);
+
+describe('regularFileSize (what the supervisor sizes inputs by)', () => {
+  it('a file has its size; a folder, a glob, a Hub name or nothing has none', () => {
+    const fixture = join(ROOT, 'fixtures', 'sampling.parquet');
+    expect(regularFileSize(fixture)).toBe(statSync(fixture).size);
+    expect(regularFileSize(join(ROOT, 'fixtures'))).toBeNull();
+    expect(regularFileSize(join(ROOT, 'fixtures', '*.parquet'))).toBeNull();
+    expect(regularFileSize('nebius/SWE-rebench-openhands-trajectories')).toBeNull();
+    expect(SMALL_INPUT_BYTES).toBe(16 * 2 ** 20);
+  });
+});
 
 describe('poolSize', () => {
   it.each([
@@ -29,7 +42,6 @@ describe('poolSize', () => {
   });
 });
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = join(ROOT, 'bin', 'divergence-mine');
 const dir = mkdtempSync(join(tmpdir(), 'dm-pool-size-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

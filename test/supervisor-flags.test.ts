@@ -1,8 +1,10 @@
 // src/supervisor.ts childV8Flags: which V8 flags the supervised CLI process gets. A `mine` whose
 // decode workers take every core runs with one GC thread per isolate (--single-threaded-gc) and
 // compiles its hot functions on the thread that runs them (--no-concurrent-recompilation).
+import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
-import { childV8Flags } from '../src/supervisor.js';
+import { mineCommand } from '../src/commands/mine-options.js';
+import { MINE_SHORT_SWITCHES, MINE_SWITCHES, childV8Flags } from '../src/supervisor.js';
 
 const BUSY = ['--single-threaded-gc', '--no-concurrent-recompilation'];
 
@@ -32,5 +34,39 @@ describe('childV8Flags', () => {
     ['report', ['report', 'stats.json'], [], 2, []],
   ])('%s', (_name, args, execArgv, cores, flags) => {
     expect(childV8Flags(args, execArgv, cores)).toStrictEqual(flags);
+  });
+});
+
+describe('childV8Flags: a mine without --workers on small input files runs one worker, without the flags', () => {
+  const MiB = 2 ** 20;
+  // The sizes the supervisor would stat; anything else is no regular file (a folder, a glob, a Hub name).
+  const SIZES: Record<string, number> = { 'small.parquet': 100_000, 'small.jsonl': 2 * MiB, 'half.parquet': 8 * MiB, 'big.parquet': 20 * MiB };
+  const sizeOf = (path: string) => SIZES[path] ?? null;
+  it.each<[string, string[], string[]]>([
+    ['one small file', ['mine', '--parquet', 'small.parquet'], []],
+    ['a small positional input', ['mine', 'small.parquet', '--out', 'x.jsonl'], []],
+    ['--parquet=FILE and --jsonl FILE, under 16 MiB in all', ['mine', '--parquet=small.parquet', '--jsonl', 'small.jsonl'], []],
+    ['switches take no value: the file after -q is an input', ['mine', '-q', 'small.parquet', '--force', '--skip-bad-rows'], []],
+    ['short switches together', ['mine', '-qf', 'small.parquet'], []],
+    ['an option\'s value is not an input', ['mine', '--out', 'big.parquet', '--stats', 'big.parquet', 'small.jsonl'], []],
+    ['inputs after --', ['mine', '--out', 'x.jsonl', '--', 'small.parquet'], []],
+    ['16 MiB in all', ['mine', 'half.parquet', 'half.parquet'], BUSY],
+    ['a large file', ['mine', '--parquet', 'big.parquet'], BUSY],
+    ['a small file and one it cannot size (a folder, a glob, a Hub name)', ['mine', 'small.parquet', 'nebius/SWE-rebench-openhands-trajectories'], BUSY],
+    ['an unknown short option (it might take the next argument)', ['mine', '-x', 'small.parquet'], BUSY],
+    ['--workers given: as many as asked', ['mine', '--parquet', 'small.parquet', '--workers', '2'], BUSY],
+    ['no input named (the CLI refuses the line)', ['mine', '--out', 'x.jsonl'], BUSY],
+    ['--engine duckdb, a small file', ['mine', '--engine', 'duckdb', 'small.parquet'], []],
+  ])('%s', (_name, args, flags) => {
+    expect(childV8Flags(args, [], 2, sizeOf)).toStrictEqual(flags);
+  });
+
+  it('knows every switch of mine (an option taken for one would swallow the next argument)', () => {
+    const mine = mineCommand(new Command());
+    const switches = mine.options.filter((o) => !o.required && !o.optional);
+    expect(new Set([...switches.map((o) => o.long!), '--help'])).toStrictEqual(MINE_SWITCHES);
+    expect(new Set([...switches.flatMap((o) => (o.short ? [o.short.slice(1)] : [])), 'h'])).toStrictEqual(MINE_SHORT_SWITCHES);
+    // Every other option takes exactly one value, always (commander: `required` is checked first).
+    for (const o of mine.options) if (o.required || o.optional) expect(o.required && !o.variadic, o.flags).toBe(true);
   });
 });

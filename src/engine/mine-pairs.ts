@@ -37,6 +37,7 @@ import { type ColumnResult } from './protocol.js';
 import { assertTreeIdentity, emptyGapHistogram, emptyTreeCounters, type TreeCounters, type TreeFields, type TreeOptions } from '../pairing/tree.js';
 import { EXIT_STATUS_COLUMN, admitExitStatus, emptyExitStatusTally, type ExitStatusFilter, type ExitStatusTally } from '../pairing/exit-status.js';
 import { SpillAttempt, walkTreeInstance } from './tree-walk.js';
+import { SMALL_INPUT_BYTES } from '../io/input-size.js';
 
 export interface Loc {
   input: number;
@@ -51,7 +52,7 @@ export interface MineRequest {
   options: MiningOptions;
   workers: number;
   /**
-   * `workers` is an upper bound (the CLI's default, one per core): inputs under WARM_START_BYTES in
+   * `workers` is an upper bound (the CLI's default, one per core): inputs under SMALL_INPUT_BYTES in
    * all use one worker, which decodes them sooner than a second one starts.
    */
   fitWorkers?: boolean;
@@ -118,12 +119,6 @@ export interface MineSummary {
 
 const REQUIRED = ['trajectory_id', 'instance_id', 'resolved', 'trajectory'] as const;
 
-/**
- * Inputs of this size and more start every worker at once (Pool.warm); smaller ones start them as
- * tasks come, and with `fitWorkers` use one: a worker takes 80-150 ms to start (its own isolate and
- * modules), in which one worker decodes several MiB (the 5,000-row twin: about 70 MB/s).
- */
-const WARM_START_BYTES = 16 * 2 ** 20;
 
 function inputBytes(req: Pick<MineRequest, 'inputs'>): number {
   return req.inputs.reduce((n, f) => n + f.bytes, 0);
@@ -131,7 +126,7 @@ function inputBytes(req: Pick<MineRequest, 'inputs'>): number {
 
 /** How many decode workers the run may start (see MineRequest.fitWorkers). */
 export function poolSize(req: Pick<MineRequest, 'inputs' | 'workers' | 'fitWorkers'>): number {
-  if (req.fitWorkers && inputBytes(req) < WARM_START_BYTES) return 1;
+  if (req.fitWorkers && inputBytes(req) < SMALL_INPUT_BYTES) return 1;
   return Math.max(1, req.workers);
 }
 
@@ -292,7 +287,7 @@ export async function minePairs(req: MineRequest, sink: (pair: MinedPair) => Pro
   };
   // An input with work for every worker: start them all now (each loads its modules, about 80 ms),
   // beside the footer read, instead of one at a time as tasks queue up.
-  if (inputBytes(req) >= WARM_START_BYTES) run.pool.warm(req.workers);
+  if (inputBytes(req) >= SMALL_INPUT_BYTES) run.pool.warm(req.workers);
   const warnings: string[] = [];
   let early: EarlyRun | null = null;
   try {
