@@ -119,7 +119,6 @@ export interface MineSummary {
 
 const REQUIRED = ['trajectory_id', 'instance_id', 'resolved', 'trajectory'] as const;
 
-
 function inputBytes(req: Pick<MineRequest, 'inputs'>): number {
   return req.inputs.reduce((n, f) => n + f.bytes, 0);
 }

@@ -22,10 +22,11 @@ export function parseInputs(groups: readonly { args: readonly string[]; forced: 
   const notes: string[] = [];
   for (const { args, forced } of groups)
     for (const arg of args) {
-      const web = existsSync(arg) ? null : webAddressProblem(arg);
+      const local = existsSync(arg);
+      const web = local ? null : webAddressProblem(arg);
       if (web !== null) throw new UserError(web, ExitCode.usage);
       if (isHubUri(arg)) items.push({ hub: parseHubUri(arg), forced });
-      else if (isBareName(arg) && !existsSync(arg)) {
+      else if (isBareName(arg) && !local) {
         items.push({ hub: bareRef(arg), forced });
         notes.push(`${arg}: no such local path; reading the Hub dataset ${hubUri(arg, null)}`);
       } else {

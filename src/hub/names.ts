@@ -127,13 +127,13 @@ export function webAddressProblem(arg: string): string | null {
   const m = WEB_ADDRESS.exec(arg);
   if (!m) return null;
   const said = `${arg}: an address on the Hub's website, not a file`;
+  const general = `${said}; name the dataset as OWNER/NAME or hf://datasets/OWNER/NAME[@REVISION][/PATH-OR-GLOB]`;
   let parts: string[];
   try {
     parts = m[1]!.split('/').filter((p) => p !== '').map(decodeURIComponent);
   } catch {
-    return `${said}; name the dataset as OWNER/NAME or hf://datasets/OWNER/NAME[@REVISION][/PATH-OR-GLOB]`;
+    return general;
   }
-  const general = `${said}; name the dataset as OWNER/NAME or hf://datasets/OWNER/NAME[@REVISION][/PATH-OR-GLOB]`;
   if (parts[0] !== 'datasets') {
     // A model's page is huggingface.co/OWNER/NAME; the site's own pages (docs, blog, ...) are not repositories.
     const model = parts.length >= 2 && !SITE_PAGES.has(parts[0]!) && repoIdProblem(`${parts[0]}/${parts[1]}`) === null;

@@ -770,6 +770,15 @@ interface PageValues {
   prefixes: number[] | null;
 }
 
+/** The bit width that starts a page's dictionary indices, read past: at most 32. */
+function indexBitWidth(w: Window): number {
+  w.need(1, 'the index bit width');
+  const width = w.buf[w.pos]!;
+  w.advance(1);
+  if (width > 32) throw new ParquetFormatError(`bit width ${width}`);
+  return width;
+}
+
 /**
  * The values of a page of `present` non-null values in `encoding`, from where its levels end in `w`:
  * whatever is decoded up front (dictionary indices, delta and byte-stream-split values, string
@@ -786,10 +795,7 @@ function pageValues(w: Window, encoding: number, leaf: LeafColumn, dict: Diction
     if (!dict) throw new ParquetFormatError('dictionary-encoded page without a dictionary');
     indices = new Uint32Array(present);
     if (present > 0) {
-      w.need(1, 'the index bit width');
-      const width = w.buf[w.pos]!;
-      w.advance(1);
-      if (width > 32) throw new ParquetFormatError(`bit width ${width}`);
+      const width = indexBitWidth(w);
       const len = w.rest(); // the indices run to the end of the page
       // The header's bound took 32 bits: at this width the runs may take less, and no more is held.
       checkDeclared(len, hybridBound(present, width), present, 'dictionary indices');
@@ -801,10 +807,9 @@ function pageValues(w: Window, encoding: number, leaf: LeafColumn, dict: Diction
       for (let j = 0; j < present; j++) if (indices[j]! >= size) throw new ParquetFormatError(`dictionary index ${indices[j]} of a dictionary of ${size}`);
     } else if (w.rest() > 0) {
       // A page of nulls: writers differ on whether it still has its bit width, and no index is read.
-      // A width that is there is still checked: DuckDB and parquet-wasm refuse one over 32 whatever
-      // the page holds (parquet fuzzer, seed 20261212, case 568).
-      w.need(1, 'the index bit width');
-      if (w.buf[w.pos]! > 32) throw new ParquetFormatError(`bit width ${w.buf[w.pos]}`);
+      // A width that is there is checked all the same: DuckDB and parquet-wasm refuse one over 32
+      // whatever the page holds (parquet fuzzer, seed 20261212, case 568).
+      indexBitWidth(w);
       w.skip(w.rest());
     }
   } else if (encoding === ENC.DELTA_BINARY_PACKED && (leaf.kind === 'int32' || leaf.kind === 'int64')) {
