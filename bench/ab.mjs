@@ -10,7 +10,8 @@
 // then `npx tsc -p tsconfig.json` there with this checkout's node_modules linked in). Prints one
 // Markdown table: per file, the medians of wall, CPU (user+sys) and peak RSS of each, and the ratios
 // after/before and after/DuckDB. `--workers default` runs the miner without the option (one per core,
-// fitted to a small input).
+// fitted to a small input). A FILE named *.jsonl or *.jsonl.gz is mined with --jsonl, without the
+// DuckDB column (its scan reads parquet).
 import { createHash } from 'node:crypto';
 import { closeSync, mkdtempSync, openSync, readFileSync, readSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -33,8 +34,10 @@ const tmp = mkdtempSync(join(tmpdir(), 'dm-ab-'));
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const sha = (p) => createHash('sha256').update(readFileSync(p)).digest('hex');
 
+const isJsonl = (file) => /\.jsonl(\.gz)?$/i.test(file);
+
 function minerArgv(dir, file, out) {
-  return ['node', join(resolve(dir), 'bin', 'divergence-mine'), 'mine', '--parquet', file, '--out', out, '--quiet', '--force', ...(values.workers === 'default' ? [] : ['--workers', values.workers])];
+  return ['node', join(resolve(dir), 'bin', 'divergence-mine'), 'mine', isJsonl(file) ? '--jsonl' : '--parquet', file, '--out', out, '--quiet', '--force', ...(values.workers === 'default' ? [] : ['--workers', values.workers])];
 }
 
 const rows = [];
@@ -53,7 +56,8 @@ try {
     for (let r = 0; r < runs; r++) {
       got.before.push(await timed(minerArgv(values.before, file, outs.before), process.cwd()));
       got.after.push(await timed(minerArgv(values.after, file, outs.after), process.cwd()));
-      got.duckdb.push(await timed(['node', join(HERE, 'run.mjs'), '--scan-child', file, '--threads', '2'], process.cwd()));
+      if (!isJsonl(file)) got.duckdb.push(await timed(['node', join(HERE, 'run.mjs'), '--scan-child', file, '--threads', '2'], process.cwd()));
+      else got.duckdb.push({ wall: NaN, cpu: NaN, rss: NaN });
     }
     const same = sha(outs.before) === sha(outs.after);
     const m = (k, f) => median(got[k].map(f));

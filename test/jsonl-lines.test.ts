@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ExitCode, UserError } from '../src/errors.js';
-import { jsonlLines, MAX_LINE_BYTES } from '../src/io/jsonl-lines.js';
+import { jsonlLineBytes, jsonlLines, MAX_LINE_BYTES } from '../src/io/jsonl-lines.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'dm-jsonl-lines-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -50,6 +50,40 @@ describe('jsonlLines splits on "\\n"', () => {
   it('a line split across many read chunks (3 MB, 1 MiB chunks) comes back whole', async () => {
     const long = JSON.stringify({ s: 'é'.repeat(1_500_000) });
     expect(await lines(`{"a":1}\n${long}\n{"b":2}\n`, false)).toStrictEqual([[1, '{"a":1}'], [2, long], [3, '{"b":2}']]);
+  });
+});
+
+describe('a blank line is what trim() leaves empty, decided on the bytes', () => {
+  // The reference: the line as text, trim()med (JS white space: ASCII tab, LF, VT, FF, CR, space,
+  // and the Unicode ones: U+00A0, U+FEFF, U+2028, U+3000 ...). ASCII 0x1C-0x1F are not white space.
+  const lineCases: [string, Buffer][] = [
+    ['ASCII blanks', Buffer.from(' \t\v\f\r ')],
+    ['NBSP alone', Buffer.from('\u00a0')],
+    ['a BOM and spaces', Buffer.from('\ufeff  ')],
+    ['U+2028, U+3000 and a tab', Buffer.from('\u2028\u3000\t')],
+    ['information separators (not blank)', Buffer.from('\x1c\x1d\x1e\x1f')],
+    ['an invalid byte (U+FFFD, not blank)', Buffer.from([0x20, 0xff, 0x20])],
+    ['a lone continuation byte', Buffer.from([0x80])],
+    ['NBSP around a letter', Buffer.from('\u00a0x\u00a0')],
+    ['U+0085 (not white space to trim)', Buffer.from('\u0085')],
+    ['a CR only', Buffer.from('\r')],
+  ];
+  it.each(lineCases)('%s', async (_name, bytes) => {
+    const content = Buffer.concat([Buffer.from('{"a":1}\n'), bytes, Buffer.from('\n{"b":2}\n')]);
+    const text = bytes.toString('utf8').replace(/\r$/, '');
+    const want: [number, string][] = [[1, '{"a":1}'], ...(text.trim() === '' ? [] : ([[2, text]] as [number, string][])), [3, '{"b":2}']];
+    expect(await lines(content, false)).toStrictEqual(want);
+  });
+
+  it('jsonlLineBytes yields the bytes jsonlLines decodes, the same lines with the same numbers', async () => {
+    const long = JSON.stringify({ s: 'é'.repeat(700_000) });
+    const content = Buffer.concat([Buffer.from(`{"a":1}\r\n\u00a0\n${long}\n\n{"s":"`), Buffer.from([0xc3, 0x28, 0xe2, 0x82]), Buffer.from('"}')]);
+    const path = join(dir, `f${fileNo++}.jsonl`);
+    writeFileSync(path, content);
+    const asBytes: [number, string][] = [];
+    for await (const [n, b] of jsonlLineBytes(path)) asBytes.push([n, Buffer.from(b).toString('utf8')]);
+    expect(asBytes).toStrictEqual(await lines(content, false));
+    expect(asBytes.map(([n]) => n)).toStrictEqual([1, 3, 5]);
   });
 });
 

@@ -14,18 +14,39 @@ import { formatCount } from '../count-text.js';
  */
 export const MAX_LINE_BYTES = 512_000_000;
 
-/** A line's bytes as text: one trailing "\r" (a CRLF file) removed. */
-function lineText(bytes: Buffer): string {
-  const end = bytes.length > 0 && bytes[bytes.length - 1] === 13 ? bytes.length - 1 : bytes.length;
-  return bytes.toString('utf8', 0, end);
+/** A line's bytes without one trailing "\r" (a CRLF file). */
+function lineBytes(bytes: Buffer): Buffer {
+  return bytes.length > 0 && bytes[bytes.length - 1] === 13 ? bytes.subarray(0, bytes.length - 1) : bytes;
+}
+
+/** The bytes JS's String.prototype.trim removes when they stand alone: tab, LF, VT, FF, CR, space. */
+function isAsciiBlank(c: number): boolean {
+  return c === 32 || (c >= 9 && c <= 13);
 }
 
 /**
- * Non-blank lines with their 1-based numbers, split on "\n"; a read or gunzip failure becomes a
- * UserError. Streams with backpressure: memory holds the current line and one read chunk, whatever
- * the file's (or the gunzipped) size.
+ * `bytes.toString().trim() === ''`, mostly without decoding: any other ASCII byte is text trim
+ * keeps; a line of ASCII blanks is blank; only a line of blanks and non-ASCII bytes (U+00A0, U+FEFF,
+ * U+2028 ... are blanks to trim) is decoded to decide.
  */
-export async function* jsonlLines(path: string, maxLineBytes: number = MAX_LINE_BYTES): AsyncGenerator<[lineNo: number, text: string]> {
+function isBlankLine(bytes: Buffer): boolean {
+  let high = false;
+  for (let i = 0; i < bytes.length; i++) {
+    const c = bytes[i]!;
+    if (c >= 0x80) high = true;
+    else if (!isAsciiBlank(c)) return false;
+  }
+  return !high || bytes.toString('utf8').trim() === '';
+}
+
+/**
+ * Non-blank lines with their 1-based numbers, split on "\n", as bytes (one trailing "\r" removed);
+ * a read or gunzip failure becomes a UserError. A line's bytes are valid until the next line is
+ * asked for (they may be a view of a buffer reused for the next one): a caller that wants only some
+ * lines decodes only those. Streams with backpressure: memory holds the current line and one read
+ * chunk, whatever the file's (or the gunzipped) size.
+ */
+export async function* jsonlLineBytes(path: string, maxLineBytes: number = MAX_LINE_BYTES): AsyncGenerator<[lineNo: number, bytes: Buffer]> {
   const input = createReadStream(path, { highWaterMark: 1 << 20 });
   // pipeline() passes an error of either stream to the one iterated, and destroys both.
   const stream = path.toLowerCase().endsWith('.gz') ? pipeline(input, createGunzip(), () => {}) : input;
@@ -41,10 +62,10 @@ export async function* jsonlLines(path: string, maxLineBytes: number = MAX_LINE_
         let start = 0;
         for (let nl = chunk.indexOf(10, start); nl !== -1; nl = chunk.indexOf(10, start)) {
           if (line.length + (nl - start) > maxLineBytes) throw tooLong();
-          const text = line.length === 0 ? lineText(chunk.subarray(start, nl)) : line.take(chunk.subarray(start, nl));
+          const bytes = lineBytes(line.length === 0 ? chunk.subarray(start, nl) : line.take(chunk.subarray(start, nl)));
           start = nl + 1;
           n++;
-          if (text.trim() !== '') yield [n, text];
+          if (!isBlankLine(bytes)) yield [n, bytes];
         }
         if (start < chunk.length) {
           if (line.length + (chunk.length - start) > maxLineBytes) throw tooLong();
@@ -57,13 +78,18 @@ export async function* jsonlLines(path: string, maxLineBytes: number = MAX_LINE_
     }
     if (line.length > 0) {
       n++;
-      const text = line.take(Buffer.alloc(0));
-      if (text.trim() !== '') yield [n, text];
+      const bytes = lineBytes(line.take(Buffer.alloc(0)));
+      if (!isBlankLine(bytes)) yield [n, bytes];
     }
   } finally {
     input.destroy();
     stream.destroy();
   }
+}
+
+/** Non-blank lines with their 1-based numbers, as text (jsonlLineBytes decoded as UTF-8). */
+export async function* jsonlLines(path: string, maxLineBytes: number = MAX_LINE_BYTES): AsyncGenerator<[lineNo: number, text: string]> {
+  for await (const [n, bytes] of jsonlLineBytes(path, maxLineBytes)) yield [n, bytes.toString('utf8')];
 }
 
 /** The bytes of a line that spans read chunks. */
@@ -79,14 +105,17 @@ class LineBuffer {
     piece.copy(this.buf, this.length);
     this.length += piece.length;
   }
-  /** The line's text with `last` appended; the buffer is emptied (and let go when large). */
-  take(last: Buffer): string {
+  /**
+   * The line's bytes with `last` appended; the buffer is emptied (and let go when large). The bytes
+   * are a view of the buffer: valid until the next append.
+   */
+  take(last: Buffer): Buffer {
     this.append(last);
-    const text = lineText(this.buf.subarray(0, this.length));
+    const bytes = this.buf.subarray(0, this.length);
     this.length = 0;
     // Stryker disable next-line all: memory only: a kept buffer is reused, a dropped one reallocated
     if (this.buf.length > 4 << 20) this.buf = Buffer.alloc(0);
-    return text;
+    return bytes;
   }
 }
 

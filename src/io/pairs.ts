@@ -10,7 +10,7 @@ import type { Getter } from './arrow-values.js';
 import { parquetLibs, type ParquetLibs } from './parquet-libs.js';
 import { checkParquetMagic } from './inputs.js';
 import { stringifyKeepingNumbers } from '../contract/json-numbers.js';
-import { jsonlLines, parseJsonLine } from './jsonl-lines.js';
+import { jsonlLineBytes, jsonlLines, parseJsonLine } from './jsonl-lines.js';
 
 export type PairsFormat = 'jsonl' | 'parquet';
 
@@ -296,7 +296,7 @@ export async function* readPairs(path: string, opts: ReadPairsOptions = {}): Asy
 export async function countPairs(path: string): Promise<number> {
   if (pairsFormat(path) === 'parquet') return (await openParquet(path)).numRows;
   let n = 0;
-  for await (const _ of jsonlLines(path)) n++;
+  for await (const _ of jsonlLineBytes(path)) n++;
   return n;
 }
 
@@ -304,9 +304,9 @@ export async function countPairs(path: string): Promise<number> {
 export async function readPairAt(path: string, index: number, opts: ReadPairsOptions = {}): Promise<ReadPair | null> {
   if (pairsFormat(path) === 'jsonl') {
     let i = 0;
-    for await (const [line, text] of jsonlLines(path)) {
+    for await (const [line, bytes] of jsonlLineBytes(path)) {
       if (i++ !== index) continue;
-      const { pair, promptLength } = toPair(parseJsonLine(path, line, text), `${path}:${line}`, opts.promptTail);
+      const { pair, promptLength } = toPair(parseJsonLine(path, line, bytes.toString('utf8')), `${path}:${line}`, opts.promptTail);
       return { index, pair, promptLength };
     }
     return null;
