@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ExitCode, UserError } from '../src/errors.js';
-import { jsonlLineBytes, jsonlLines, MAX_LINE_BYTES } from '../src/io/jsonl-lines.js';
+import { jsonlLineBytes, jsonlLines, linesBefore, MAX_LINE_BYTES, type LineRange } from '../src/io/jsonl-lines.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'dm-jsonl-lines-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -84,6 +84,65 @@ describe('a blank line is what trim() leaves empty, decided on the bytes', () =>
     for await (const [n, b] of jsonlLineBytes(path)) asBytes.push([n, Buffer.from(b).toString('utf8')]);
     expect(asBytes).toStrictEqual(await lines(content, false));
     expect(asBytes.map(([n]) => n)).toStrictEqual([1, 3, 5]);
+  });
+});
+
+describe('byte ranges: the lines that start in each range, in range order, are the file\'s', () => {
+  /** Every line of the file read in ranges of `size` bytes, numbered as the file numbers them. */
+  async function tiled(path: string, bytes: number, size: number): Promise<[number, string][]> {
+    const out: [number, string][] = [];
+    let before = 0;
+    for (let start = 0; start < bytes; start += size) {
+      const range: LineRange = { start, end: Math.min(bytes, start + size) };
+      expect(linesBefore(path, start)).toBe(before);
+      for await (const [n, b] of jsonlLineBytes(path, MAX_LINE_BYTES, range)) out.push([before + n, Buffer.from(b).toString('utf8')]);
+      before += range.tally!.lines;
+    }
+    return out;
+  }
+
+  const contents: [string, Buffer][] = [
+    ['short lines, a final newline', Buffer.from('{"a":1}\n{"b":22}\n{"c":333}\n')],
+    ['no final newline', Buffer.from('{"a":1}\n{"b":2}')],
+    ['blank lines, CRLF, NBSP, non-ASCII', Buffer.from('\n\r\n{"s":"é✓"}\r\n\u00a0\n\n{"t":"\u{1F527}"}\n\n')],
+    ['a file of newlines', Buffer.from('\n\n\n')],
+    ['one line, no newline', Buffer.from('{"only":true}')],
+  ];
+  it.each(contents)('%s: every range size from 1 byte to the whole file', async (_name, content) => {
+    const path = join(dir, `f${fileNo++}.jsonl`);
+    writeFileSync(path, content);
+    const whole = await lines(content, false);
+    for (let size = 1; size <= content.length; size++) expect(await tiled(path, content.length, size), `ranges of ${size} bytes`).toStrictEqual(whole);
+  });
+
+  it('long lines across read chunks, ranges cutting inside them (3 MB lines, 1 MiB chunks)', async () => {
+    const a = JSON.stringify({ s: 'é'.repeat(1_500_000) });
+    const c = JSON.stringify({ s: 'x'.repeat(2_500_000) });
+    const content = Buffer.from(`${a}\n{"b":1}\n${c}\n\n{"d":2}`);
+    const path = join(dir, `f${fileNo++}.jsonl`);
+    writeFileSync(path, content);
+    const whole = await lines(content, false);
+    for (const size of [1 << 20, 1_234_567, 3_000_003, 3_000_010, content.length - 5]) expect(await tiled(path, content.length, size), `ranges of ${size} bytes`).toStrictEqual(whole);
+  });
+
+  it('an error names the file\'s line: the line cap in a later range', async () => {
+    const content = Buffer.from(`{"a":1}\n\n{"b":2}\n${'x'.repeat(100)}\n`);
+    const path = join(dir, `f${fileNo++}.jsonl`);
+    writeFileSync(path, content);
+    const range: LineRange = { start: 12, end: content.length };
+    const read = async () => {
+      for await (const _ of jsonlLineBytes(path, 50, range, (n) => linesBefore(path, 12) + n)) void _;
+    };
+    await expect(read()).rejects.toThrow(`${path}:4: line longer than 50 bytes (the limit)`);
+  });
+
+  it('a gzipped file has no ranges (an internal error, never a silent misread)', async () => {
+    const path = join(dir, `f${fileNo++}.jsonl.gz`);
+    writeFileSync(path, gzipSync('{"a":1}\n'));
+    const read = async () => {
+      for await (const _ of jsonlLineBytes(path, MAX_LINE_BYTES, { start: 0, end: 4 })) void _;
+    };
+    await expect(read()).rejects.toThrow(/internal error: a byte range of a gzipped file/);
   });
 });
 

@@ -4,8 +4,8 @@
 import { ExitCode, UserError } from '../errors.js';
 import { mappedColumns, trajectoryIdOf, type ColumnMapping } from '../sources/schema.js';
 import { pairWithinKey } from '../sources/identity.js';
-import { jsonlLineBytes, parseJsonLine } from '../io/jsonl-lines.js';
-import type { IndexResult } from './protocol.js';
+import { jsonlLineBytes, linesBefore, MAX_LINE_BYTES, parseJsonLine, type LineRange } from '../io/jsonl-lines.js';
+import type { ByteRange, IndexResult } from './protocol.js';
 
 /** Keys a JSONL row must have: the mapped columns (a null value is a bad value; a missing key is a schema error, as in parquet). */
 function checkKeys(path: string, line: number, o: Record<string, unknown>, mapping: ColumnMapping): void {
@@ -66,12 +66,14 @@ export function holdsBeyondAscii(v: unknown): boolean {
  * and the --pair-within paths) and none of the values it returns holds a unit past ASCII. Otherwise, and on any error
  * (whose message quotes the UTF-8 text), the line is read again as UTF-8.
  */
-export async function indexJsonl(path: string, mapping: ColumnMapping, contractLayout: boolean): Promise<IndexResult> {
+export async function indexJsonl(path: string, mapping: ColumnMapping, contractLayout: boolean, range?: ByteRange): Promise<IndexResult> {
   const res: IndexResult = { ids: [], instances: [], repos: [], resolved: [], lines: [] };
   const repoKey = mapping.repo ?? (contractLayout ? 'repo' : null);
   const names = [...mappedColumns(mapping), ...(mapping.pairWithin ?? []).flatMap((p) => p.path)];
   const latin1First = !names.some(beyondAscii);
-  for await (const [line, bytes] of jsonlLineBytes(path)) {
+  const lineOf = fileLineOf(path, range);
+  const lines: LineRange | undefined = range ? { ...range } : undefined;
+  for await (const [line, bytes] of jsonlLineBytes(path, MAX_LINE_BYTES, lines, lineOf)) {
     let row: JsonlIndexRow | null = null;
     if (latin1First) {
       try {
@@ -81,7 +83,7 @@ export async function indexJsonl(path: string, mapping: ColumnMapping, contractL
         // read again as UTF-8 below, for the error's exact words
       }
     }
-    row ??= jsonlIndexRow(path, line, bytes.toString('utf8'), mapping, repoKey);
+    row ??= atFileLine(line, lineOf, (at) => jsonlIndexRow(path, at, bytes.toString('utf8'), mapping, repoKey));
     res.ids.push(row.id);
     res.instances.push(row.instance);
     res.repos.push(row.repo);
@@ -89,6 +91,31 @@ export async function indexJsonl(path: string, mapping: ColumnMapping, contractL
     if (row.group !== undefined) (res.groups ??= []).push(row.group);
     res.lines!.push(line);
   }
+  if (lines) res.lineCount = lines.tally!.lines;
   return res;
 }
 
+/**
+ * The file's number of a line numbered from the first of `range` (the identity without one). It
+ * counts the lines before the range once, when first asked: only an error message asks.
+ */
+export function fileLineOf(path: string, range: ByteRange | undefined): (n: number) => number {
+  if (!range || range.start === 0) return (n) => n;
+  let before: number | null = null;
+  return (n) => (before ??= linesBefore(path, range.start)) + n;
+}
+
+/**
+ * `read(line)` for a line numbered within a range; an error it throws (one naming the line) is
+ * thrown again as it reads with the file's number of the line. Reading is deterministic, so the
+ * second call throws the same error, numbered as the user sees the file.
+ */
+export function atFileLine<T>(line: number, lineOf: (n: number) => number, read: (line: number) => T): T {
+  try {
+    return read(line);
+  } catch (e) {
+    const file = e instanceof UserError ? lineOf(line) : line;
+    if (file === line) throw e;
+    return read(file);
+  }
+}

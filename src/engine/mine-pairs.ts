@@ -18,7 +18,7 @@ import { silentProgress, type ProgressSink } from '../io/progress.js';
 import { checkParquetMagic, type InputFile } from '../io/inputs.js';
 import { FallbackTally, type EngineFallback } from './fallback.js';
 import { Pool } from './pool.js';
-import { type DecodeResult, type Engine, type IndexResult, type MetaResult, type SampleResult, type Task } from './protocol.js';
+import { type ByteRange, type DecodeResult, type Engine, type IndexResult, type MetaResult, type SampleResult, type Task } from './protocol.js';
 import { Indexer, type Selected, type SelectedInstance } from '../contract/select.js';
 import { MESSAGES_CANDIDATES, SOURCE_NAMES, SchemaError, detectSchema, mappedColumns, type ColumnMapping, type Detection, type SchemaOverrides } from '../sources/schema.js';
 import { RowIdentity } from '../sources/identity.js';
@@ -38,6 +38,7 @@ import { assertTreeIdentity, emptyGapHistogram, emptyTreeCounters, type TreeCoun
 import { EXIT_STATUS_COLUMN, admitExitStatus, emptyExitStatusTally, type ExitStatusFilter, type ExitStatusTally } from '../pairing/exit-status.js';
 import { SpillAttempt, walkTreeInstance } from './tree-walk.js';
 import { SMALL_INPUT_BYTES } from '../io/input-size.js';
+import { jsonlRanges, rangeOfLine, type NumberedRange } from './jsonl-ranges.js';
 
 export interface Loc {
   input: number;
@@ -295,7 +296,9 @@ export async function minePairs(req: MineRequest, sink: (pair: MinedPair) => Pro
     const layout = await detectLayout(run, metas);
     mark('mine: layout detected');
     const tally = req.exitStatus ? emptyExitStatusTally() : null;
-    const indexed = await indexPass(run, layout, tally);
+    // JSONL inputs read in byte ranges: where each range's lines fall (indexPass), for decodePass.
+    const ranges = new Map<number, NumberedRange[]>();
+    const indexed = await indexPass(run, layout, tally, ranges);
     mark('mine: index pass done');
     const ex = select(run, indexed);
     mark('mine: selection done');
@@ -305,7 +308,7 @@ export async function minePairs(req: MineRequest, sink: (pair: MinedPair) => Pro
     const refs = (list: Selected<Loc>[]) => list.map((s) => decoded[ex.keyOf.get(s)!]).filter((t): t is SpillTrajectory => t != null);
     // The contract's JSONL rows: walked in the workers while decoding goes on (early-walk.ts).
     if (earlyWalked(req)) early = startEarlyWalk(run, ex, refs);
-    await decodePass(run, layout, ex, decoded, early);
+    await decodePass(run, layout, ex, decoded, early, ranges);
     mark('mine: decode pass done');
     let tree: MineSummary['tree'];
     if (req.tree) tree = await walkTreeAndWrite(run, req.tree, ex, decoded, sink);
@@ -441,8 +444,13 @@ async function detectLayout({ req, pool, spillDir }: Run, rawMetas: (MetaResult 
 }
 
 /** Stage 3: the index pass over the small columns; tasks run in parallel but are fed in file order. */
-async function indexPass({ req, opts, engine, pool, progress, fallbacks }: Run, { detection, mapped, metas }: Layout, tally: ExitStatusTally | null): Promise<Indexer<Loc>> {
-  const indexTasks: { input: number; rowGroup: number; task: Task; rows: number }[] = [];
+async function indexPass(
+  { req, opts, engine, pool, progress, fallbacks }: Run,
+  { detection, mapped, metas }: Layout,
+  tally: ExitStatusTally | null,
+  ranges: Map<number, NumberedRange[]>,
+): Promise<Indexer<Loc>> {
+  const indexTasks: { input: number; rowGroup: number; task: Task; rows: number; range?: ByteRange }[] = [];
   req.inputs.forEach((f, input) => {
     const m = metas[input];
     const mapping = mapped[input]!;
@@ -454,7 +462,11 @@ async function indexPass({ req, opts, engine, pool, progress, fallbacks }: Run, 
         rowOffset += rows;
       });
     }
-    else indexTasks.push({ input, rowGroup: -1, rows: 0, task: { kind: 'index-jsonl', path: f.path, mapping, schema: detection.schema } });
+    else {
+      const cut = jsonlRanges(f.bytes, f.path.toLowerCase().endsWith('.gz'), pool.capacity);
+      if (!cut) indexTasks.push({ input, rowGroup: -1, rows: 0, task: { kind: 'index-jsonl', path: f.path, mapping, schema: detection.schema } });
+      else for (const range of cut) indexTasks.push({ input, rowGroup: -1, rows: 0, range, task: { kind: 'index-jsonl', path: f.path, mapping, schema: detection.schema, range } });
+    }
   });
   if (req.exitStatus) checkExitStatusColumn(req.inputs, metas);
   const totalRows = indexTasks.reduce((a, t) => a + t.rows, 0);
@@ -486,8 +498,18 @@ async function indexPass({ req, opts, engine, pool, progress, fallbacks }: Run, 
     const path = req.inputs[t.input]!.path;
     if (status && status.length !== r.ids.length) throw new UserError(`${path}: column ${EXIT_STATUS_COLUMN} has ${status.length} values for ${r.ids.length} rows`, ExitCode.corrupt);
     fallbacks.add(path, t.rowGroup, r.fallback);
+    // A range's lines are numbered from its first: the ranges before it (read in order) hold the rest.
+    let linesBefore = 0;
+    if (t.range) {
+      const done = ranges.get(t.input) ?? [];
+      const last = done[done.length - 1];
+      linesBefore = last ? last.linesBefore + last.lineCount : 0;
+      if (r.lineCount === undefined) throw new Error(`internal error: ${path}: a range's index task did not count its lines`);
+      done.push({ ...t.range, linesBefore, lineCount: r.lineCount });
+      ranges.set(t.input, done);
+    }
     for (let i = 0; i < r.ids.length; i++) {
-      const row = r.lines ? r.lines[i]! : i;
+      const row = r.lines ? linesBefore + r.lines[i]! : i;
       const who = identity.resolve(r.ids[i], r.instances[i]);
       const rec = { trajectoryId: who.trajectoryId, instanceId: who.instanceId, repo: r.repos[i], resolved: r.resolved[i], loc: { input: t.input, rowGroup: t.rowGroup, row }, ...(status ? { extra: status[i] } : {}) };
       indexer.add(r.groups ? { ...rec, group: r.groups[i]! } : rec, () => {
@@ -518,7 +540,7 @@ function checkExitStatusColumn(inputs: InputFile[], metas: Layout['metas']): voi
 
 function exitStatusTask(t: Task): Task {
   if (t.kind === 'index') return { kind: 'column', path: t.path, rowGroup: t.rowGroup, column: EXIT_STATUS_COLUMN, engine: t.engine, rowOffset: t.rowOffset, rows: t.rows };
-  if (t.kind === 'index-jsonl') return { kind: 'column-jsonl', path: t.path, column: EXIT_STATUS_COLUMN, purpose: '--rejected-exit-status and --exclude-exit-status' };
+  if (t.kind === 'index-jsonl') return { kind: 'column-jsonl', path: t.path, column: EXIT_STATUS_COLUMN, purpose: '--rejected-exit-status and --exclude-exit-status', ...(t.range ? { range: t.range } : {}) };
   throw new Error(`internal error: no exit-status task for a ${t.kind} task`);
 }
 
@@ -557,7 +579,14 @@ function startEarlyWalk({ opts, pool, spillDir }: Run, ex: Extraction, refs: (li
  * Stage 5: decode only what was extracted, grouped by (input, row group), rows ascending; the
  * workers normalise, hash the keys and spill the messages. Fills `decoded` by key.
  */
-async function decodePass({ req, opts, engine, pool, progress, fallbacks }: Run, { mapped, metas, detection }: Layout, ex: Extraction, decoded: (SpillTrajectory | null)[], early: EarlyRun | null): Promise<void> {
+async function decodePass(
+  { req, opts, engine, pool, progress, fallbacks }: Run,
+  { mapped, metas, detection }: Layout,
+  ex: Extraction,
+  decoded: (SpillTrajectory | null)[],
+  early: EarlyRun | null,
+  ranges: Map<number, NumberedRange[]>,
+): Promise<void> {
   const { selected, counters } = ex;
   const schema = detection.schema;
   const groups = new Map<string, { loc: Loc; items: { row: number; key: number }[] }>();
@@ -598,7 +627,22 @@ async function decodePass({ req, opts, engine, pool, progress, fallbacks }: Run,
     }),
     workers,
   );
-  const decodeTasks: { task: Task; rows: number }[] = pieces.map(({ group, from, to }) => {
+  // A JSONL input read in ranges is decoded in them too: one task per range with wanted lines.
+  const placed = pieces.flatMap((p): { group: number; from: number; to: number; range?: NumberedRange }[] => {
+    const { loc, items } = ordered[p.group]!;
+    const cut = req.inputs[loc.input]!.kind === 'parquet' ? undefined : ranges.get(loc.input);
+    if (!cut) return [p];
+    const out: { group: number; from: number; to: number; range: NumberedRange }[] = [];
+    for (let i = p.from; i < p.to; ) {
+      const range = cut[rangeOfLine(cut, items[i]!.row)]!;
+      let j = i + 1;
+      while (j < p.to && items[j]!.row <= range.linesBefore + range.lineCount) j++;
+      out.push({ group: p.group, from: i, to: j, range });
+      i = j;
+    }
+    return out;
+  });
+  const decodeTasks: { task: Task; rows: number }[] = placed.map(({ group, from, to, range }) => {
     const { loc, items: all } = ordered[group]!;
     const items = all.slice(from, to);
     const f = req.inputs[loc.input]!;
@@ -621,7 +665,7 @@ async function decodePass({ req, opts, engine, pool, progress, fallbacks }: Run,
             mapping: mapped[loc.input]!,
             schema,
           }
-        : { kind: 'decode-jsonl', path: f.path, lines: rows, keys, reasoningKeys, withTools, mapping: mapped[loc.input]!, schema };
+        : { kind: 'decode-jsonl', path: f.path, lines: rows, keys, reasoningKeys, withTools, mapping: mapped[loc.input]!, schema, ...(range ? { range: { start: range.start, end: range.end, linesBefore: range.linesBefore } } : {}) };
     // Progress counts the group's rows once, shared by its pieces in proportion to their wanted rows.
     const groupRows = f.kind === 'parquet' ? metas[loc.input]!.meta.rowGroupRows[loc.rowGroup]! : all.length;
     return { task, rows: Math.round((groupRows * to) / all.length) - Math.round((groupRows * from) / all.length) };

@@ -194,6 +194,11 @@ export class Pool {
     return this.workers.length;
   }
 
+  /** The most workers this pool starts (the run's --workers, fitted to its input). */
+  get capacity(): number {
+    return this.limit;
+  }
+
   /** Start workers up to `n` (at most the limit) now, so that their start-up overlaps the first tasks. */
   warm(n: number): void {
     if (this.closed || this.failed || this.dead) return;

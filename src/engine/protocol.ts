@@ -22,7 +22,8 @@ export type Task =
   | { kind: 'sample-jsonl'; path: string }
   /** `hasRepo` (= mapping.repo !== null) only names the columns in pool.ts error messages. */
   | { kind: 'index'; path: string; rowGroup: number; hasRepo: boolean; mapping: ColumnMapping; engine: Engine; rowOffset: number; rows: number }
-  | { kind: 'index-jsonl'; path: string; mapping: ColumnMapping; schema: SchemaName }
+  /** A JSONL input, or with `range` the lines that start in a byte range of a plain one (numbered from 1 at its first line). */
+  | { kind: 'index-jsonl'; path: string; mapping: ColumnMapping; schema: SchemaName; range?: ByteRange }
   | {
       kind: 'decode';
       path: string;
@@ -38,13 +39,20 @@ export type Task =
       mapping: ColumnMapping;
       schema: SchemaName;
     }
-  | { kind: 'decode-jsonl'; path: string; lines: number[]; keys: number[]; reasoningKeys: string[]; withTools: boolean; mapping: ColumnMapping; schema: SchemaName }
+  /** `lines`: the file's line numbers; with `range`, all in it, and `linesBefore` lines start before it. */
+  | { kind: 'decode-jsonl'; path: string; lines: number[]; keys: number[]; reasoningKeys: string[]; withTools: boolean; mapping: ColumnMapping; schema: SchemaName; range?: ByteRange & { linesBefore: number } }
   /** Pass 3 in the workers (the contract's JSONL rows): walk these instances, in order, and serialise their rows. */
   | { kind: 'walk'; instances: WalkInstance[]; minSimilaritySkip: number; maxPairsPerInstance: number }
   /** One extra small column of every row of a row group (e.g. exit_status for the exit-status filters), in row order. */
   | { kind: 'column'; path: string; rowGroup: number; column: string; engine: Engine; rowOffset: number; rows: number }
   /** The same over every line of a JSONL input, in line order (as index-jsonl). */
-  | { kind: 'column-jsonl'; path: string; column: string; /** What reads it, for the error naming a missing column. */ purpose: string };
+  | { kind: 'column-jsonl'; path: string; column: string; /** What reads it, for the error naming a missing column. */ purpose: string; range?: ByteRange };
+
+/** Bytes [start, end) of a plain JSONL file (io/jsonl-lines.ts LineRange). */
+export interface ByteRange {
+  start: number;
+  end: number;
+}
 
 /** Values of a `column` / `column-jsonl` task, one per row. */
 export interface ColumnResult {
@@ -87,8 +95,10 @@ export interface IndexResult {
   instances: unknown[];
   repos: unknown[];
   resolved: unknown[];
-  /** JSONL only: the 1-based line of each row. */
+  /** JSONL only: the 1-based line of each row (of the task's range, with one). */
   lines?: number[];
+  /** JSONL with a range: how many lines start in it, blank ones included. */
+  lineCount?: number;
   /** `--pair-within` only: each row's group key (sources/identity.ts pairWithinKey). */
   groups?: string[];
   /** --engine js: why this row group was read through parquet-wasm instead. */

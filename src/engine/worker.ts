@@ -17,10 +17,10 @@ import { SpillWriter } from './spill.js';
 import { SpillPlacer, SpillSpace } from './spill-space.js';
 import { holdsNumber, mayHoldSourceNumbers, parseKeepingNumbers } from '../contract/json-numbers.js';
 import { nestedDeeperThan } from '../contract/json-depth.js';
-import { jsonlLineBytes, jsonlLines, parseJsonLine } from '../io/jsonl-lines.js';
+import { jsonlLineBytes, jsonlLines, MAX_LINE_BYTES, parseJsonLine } from '../io/jsonl-lines.js';
 import type { Getter } from '../io/arrow-values.js';
 import { parquetLibs } from '../io/parquet-libs.js';
-import type { ColumnResult, DecodeResult, DecodedTrajectory, EncodedTrajectory, IndexResult, MetaResult, SampleResult, Task, WalkResult } from './protocol.js';
+import type { ByteRange, ColumnResult, DecodeResult, DecodedTrajectory, EncodedTrajectory, IndexResult, MetaResult, SampleResult, Task, WalkResult } from './protocol.js';
 import { emptyCounters } from '../contract/counters.js';
 import { SpillReader } from './spill.js';
 import { SpillTrajectory, jsonlHooksFor } from './spill-walk.js';
@@ -30,7 +30,7 @@ import { checkPageHeaders, fileMeta, footer, listStructField, readRows, Unsuppor
 import { pureJsDecoders } from '../parquet/inflate.js';
 import { mark, timingOn } from '../io/timeline.js';
 import { serve } from './serve.js';
-import { indexJsonl } from './jsonl-index.js';
+import { atFileLine, fileLineOf, indexJsonl } from './jsonl-index.js';
 
 interface WasmBatch {
   readonly numRows: number;
@@ -455,7 +455,9 @@ async function decodeJsonl(task: Extract<Task, { kind: 'decode-jsonl' }>): Promi
   let next = 0;
   let rows = 0;
   // Only the wanted lines are decoded to text (about 1 in 8 on the real data).
-  for await (const [line, bytes] of jsonlLineBytes(task.path)) {
+  const before = task.range?.linesBefore ?? 0;
+  for await (const [local, bytes] of jsonlLineBytes(task.path, MAX_LINE_BYTES, task.range, (n) => before + n)) {
+    const line = before + local;
     if (next >= task.lines.length) break;
     if (line !== task.lines[next]) continue;
     const text = bytes.toString('utf8');
@@ -584,12 +586,16 @@ async function column(task: Extract<Task, { kind: 'column' }>): Promise<ColumnRe
   return { values };
 }
 
-async function columnJsonl(path: string, name: string, purpose: string): Promise<ColumnResult> {
+async function columnJsonl(path: string, name: string, purpose: string, range?: ByteRange): Promise<ColumnResult> {
   const values: unknown[] = [];
-  for await (const [line, text] of jsonlLines(path)) {
-    const o = parseJsonLine(path, line, text);
-    if (!(name in o)) throw new UserError(`${path}:${line}: ${purpose} read the column ${name}, which this row lacks (found: ${Object.keys(o).join(', ') || 'none'})`, ExitCode.schema);
-    values.push(o[name]);
+  const lineOf = fileLineOf(path, range);
+  for await (const [local, bytes] of jsonlLineBytes(path, MAX_LINE_BYTES, range, lineOf)) {
+    const at = (line: number) => {
+      const o = parseJsonLine(path, line, bytes.toString('utf8'));
+      if (!(name in o)) throw new UserError(`${path}:${line}: ${purpose} read the column ${name}, which this row lacks (found: ${Object.keys(o).join(', ') || 'none'})`, ExitCode.schema);
+      return o[name];
+    };
+    values.push(atFileLine(local, lineOf, at));
   }
   return { values };
 }
@@ -612,7 +618,7 @@ async function run(task: Task): Promise<MetaResult | IndexResult | DecodeResult 
       }
       return index(task.path, task.rowGroup, task.mapping);
     case 'index-jsonl':
-      return indexJsonl(task.path, task.mapping, isContractLayout(task.mapping, task.schema));
+      return indexJsonl(task.path, task.mapping, isContractLayout(task.mapping, task.schema), task.range);
     case 'decode':
       return decode(task);
     case 'decode-jsonl':
@@ -622,7 +628,7 @@ async function run(task: Task): Promise<MetaResult | IndexResult | DecodeResult 
     case 'column':
       return column(task);
     case 'column-jsonl':
-      return columnJsonl(task.path, task.column, task.purpose);
+      return columnJsonl(task.path, task.column, task.purpose, task.range);
   }
 }
 

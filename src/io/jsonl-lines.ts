@@ -1,6 +1,6 @@
 // Reading JSONL (optionally gzipped) line by line, and parsing one line into an object, with errors
 // that name the file and the 1-based line. Shared by the trajectory reader and the pairs reader.
-import { createReadStream } from 'node:fs';
+import { closeSync, createReadStream, openSync, readSync } from 'node:fs';
 import { pipeline } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { ExitCode, UserError } from '../errors.js';
@@ -40,47 +40,112 @@ function isBlankLine(bytes: Buffer): boolean {
 }
 
 /**
+ * A part of a plain (not gzipped) JSONL file, for reading it in pieces: the lines that start at a
+ * byte in [start, end), numbered from 1 at the first of them. Every line of the file starts in
+ * exactly one of the ranges that tile it, so their lines, in range order, are the file's.
+ */
+export interface LineRange {
+  start: number;
+  end: number;
+  /** Set when the range has been read: how many lines start in it, blank ones included. */
+  tally?: { lines: number };
+}
+
+/**
+ * The number of lines that start before byte `start` of a plain file (the file's number of the
+ * first line of a range at `start` is this plus 1). Reads the bytes before it: for error messages.
+ */
+export function linesBefore(path: string, start: number): number {
+  if (start <= 0) return 0;
+  // Lines start at byte 0 and after every "\n" before start - 1.
+  let n = 1;
+  const fd = openSync(path, 'r');
+  try {
+    const buf = Buffer.allocUnsafe(1 << 20);
+    for (let pos = 0; pos < start - 1; ) {
+      const got = readSync(fd, buf, 0, Math.min(buf.length, start - 1 - pos), pos);
+      if (got === 0) break;
+      for (let i = buf.indexOf(10); i !== -1 && i < got; i = buf.indexOf(10, i + 1)) n++;
+      pos += got;
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return n;
+}
+
+/**
  * Non-blank lines with their 1-based numbers, split on "\n", as bytes (one trailing "\r" removed);
  * a read or gunzip failure becomes a UserError. A line's bytes are valid until the next line is
  * asked for (they may be a view of a buffer reused for the next one): a caller that wants only some
  * lines decodes only those. Streams with backpressure: memory holds the current line and one read
- * chunk, whatever the file's (or the gunzipped) size.
+ * chunk, whatever the file's (or the gunzipped) size. With `range` (a plain file only), only the
+ * lines that start in it, numbered from its first; `lineOf` turns such a number into the file's,
+ * for the messages of errors (it may read the file: it is called only for one).
  */
-export async function* jsonlLineBytes(path: string, maxLineBytes: number = MAX_LINE_BYTES): AsyncGenerator<[lineNo: number, bytes: Buffer]> {
-  const input = createReadStream(path, { highWaterMark: 1 << 20 });
+export async function* jsonlLineBytes(
+  path: string,
+  maxLineBytes: number = MAX_LINE_BYTES,
+  range?: LineRange,
+  lineOf: (n: number) => number = (n) => n,
+): AsyncGenerator<[lineNo: number, bytes: Buffer]> {
+  const gz = path.toLowerCase().endsWith('.gz');
+  if (range && gz) throw new Error(`internal error: a byte range of a gzipped file (${path})`);
+  // A range after the first starts reading one byte early: the lines it owns begin after the first
+  // "\n" from there (which may be that very byte).
+  let skipping = range !== undefined && range.start > 0;
+  const from = range ? Math.max(0, range.start - 1) : 0;
+  const end = range?.end ?? Infinity;
+  if (range && range.end <= from) {
+    range.tally = { lines: 0 };
+    return;
+  }
+  const input = createReadStream(path, { highWaterMark: 1 << 20, start: from });
   // pipeline() passes an error of either stream to the one iterated, and destroys both.
-  const stream = path.toLowerCase().endsWith('.gz') ? pipeline(input, createGunzip(), () => {}) : input;
+  const stream = gz ? pipeline(input, createGunzip(), () => {}) : input;
   // A line longer than one read chunk is gathered in one growing buffer (not a list of the chunks,
   // which would all stay alive until joined): a long line costs its bytes (at most twice, while the
   // buffer grows), then its text, never both beyond the yield.
   const line = new LineBuffer();
   let n = 0;
-  const tooLong = () => new UserError(`${path}:${n + 1}: line longer than ${formatCount(maxLineBytes)} bytes (the limit)`, ExitCode.corrupt);
+  // The file offset of the current chunk's first byte, and of the line being read (ranges only).
+  let pos = from;
+  let lineStart = from;
+  const tooLong = () => new UserError(`${path}:${lineOf(n + 1)}: line longer than ${formatCount(maxLineBytes)} bytes (the limit)`, ExitCode.corrupt);
   try {
     try {
-      for await (const chunk of stream as AsyncIterable<Buffer>) {
+      chunks: for await (const chunk of stream as AsyncIterable<Buffer>) {
         let start = 0;
         for (let nl = chunk.indexOf(10, start); nl !== -1; nl = chunk.indexOf(10, start)) {
-          if (line.length + (nl - start) > maxLineBytes) throw tooLong();
-          const bytes = lineBytes(line.length === 0 ? chunk.subarray(start, nl) : line.take(chunk.subarray(start, nl)));
+          if (skipping) {
+            skipping = false;
+          } else {
+            if (lineStart >= end) break chunks;
+            if (line.length + (nl - start) > maxLineBytes) throw tooLong();
+            const bytes = lineBytes(line.length === 0 ? chunk.subarray(start, nl) : line.take(chunk.subarray(start, nl)));
+            n++;
+            if (!isBlankLine(bytes)) yield [n, bytes];
+          }
           start = nl + 1;
-          n++;
-          if (!isBlankLine(bytes)) yield [n, bytes];
+          lineStart = pos + start;
         }
-        if (start < chunk.length) {
+        if (!skipping && start < chunk.length) {
+          if (lineStart >= end) break;
           if (line.length + (chunk.length - start) > maxLineBytes) throw tooLong();
           line.append(chunk.subarray(start));
         }
+        pos += chunk.length;
       }
     } catch (e) {
       if (e instanceof UserError) throw e;
       throw new UserError(`${path}: cannot read: ${(e as Error).message}`, ExitCode.corrupt);
     }
-    if (line.length > 0) {
+    if (line.length > 0 && lineStart < end) {
       n++;
       const bytes = lineBytes(line.take(Buffer.alloc(0)));
       if (!isBlankLine(bytes)) yield [n, bytes];
     }
+    if (range) range.tally = { lines: n };
   } finally {
     input.destroy();
     stream.destroy();
