@@ -40,14 +40,24 @@ async function reference(content: Buffer, mapping: ColumnMapping, contractLayout
   const { parseJsonLine } = await import('../src/io/jsonl-lines.js');
   const { mappedColumns, trajectoryIdOf } = await import('../src/sources/schema.js');
   const { pairWithinKey } = await import('../src/sources/identity.js');
-  const res = { ids: [] as unknown[], instances: [] as unknown[], repos: [] as unknown[], resolved: [] as unknown[], lines: [] as number[] } as Record<string, unknown[]>;
+  const res = { ids: [] as unknown[], instances: [] as unknown[], repos: [] as unknown[], resolved: [] as unknown[], lines: [] as number[], offsets: [] as number[], lengths: [] as number[] } as Record<string, unknown[]>;
   const repoKey = mapping.repo ?? (contractLayout ? 'repo' : null);
-  const raw = content.toString('utf8').split('\n');
+  // Each line's bytes and offset (the index pass also gives these, for the decode pass to read).
+  const raw: { bytes: Buffer; offset: number }[] = [];
+  for (let at = 0; at <= content.length; ) {
+    const nl = content.indexOf(10, at);
+    const end = nl === -1 ? content.length : nl;
+    raw.push({ bytes: content.subarray(at, end), offset: at });
+    at = end + 1;
+  }
   try {
-    raw.forEach((l, k) => {
+    raw.forEach(({ bytes, offset }, k) => {
+      const l = bytes.toString('utf8');
       const text = l.endsWith('\r') ? l.slice(0, -1) : l;
       if (text.trim() === '' || (k === raw.length - 1 && l === '')) return;
       const line = k + 1;
+      res.offsets!.push(offset);
+      res.lengths!.push(bytes[bytes.length - 1] === 13 ? bytes.length - 1 : bytes.length);
       const o = parseJsonLine(path, line, text);
       const missing = mappedColumns(mapping).filter((c) => c !== mapping.tools && c !== mapping.repo && !(c in o));
       if (missing.length > 0) throw new UserError(`${path}:${line}: missing required column${missing.length > 1 ? 's' : ''} ${missing.join(', ')} (found: ${Object.keys(o).join(', ') || 'none'})`, 6);

@@ -67,13 +67,14 @@ export function holdsBeyondAscii(v: unknown): boolean {
  * (whose message quotes the UTF-8 text), the line is read again as UTF-8.
  */
 export async function indexJsonl(path: string, mapping: ColumnMapping, contractLayout: boolean, range?: ByteRange): Promise<IndexResult> {
-  const res: IndexResult = { ids: [], instances: [], repos: [], resolved: [], lines: [] };
+  const plain = !path.toLowerCase().endsWith('.gz');
+  const res: IndexResult = { ids: [], instances: [], repos: [], resolved: [], lines: [], ...(plain ? { offsets: [], lengths: [] } : {}) };
   const repoKey = mapping.repo ?? (contractLayout ? 'repo' : null);
   const names = [...mappedColumns(mapping), ...(mapping.pairWithin ?? []).flatMap((p) => p.path)];
   const latin1First = !names.some(beyondAscii);
   const lineOf = fileLineOf(path, range);
   const lines: LineRange | undefined = range ? { ...range } : undefined;
-  for await (const [line, bytes] of jsonlLineBytes(path, MAX_LINE_BYTES, lines, lineOf)) {
+  for await (const [line, bytes, offset] of jsonlLineBytes(path, MAX_LINE_BYTES, lines, lineOf)) {
     let row: JsonlIndexRow | null = null;
     if (latin1First) {
       try {
@@ -90,6 +91,8 @@ export async function indexJsonl(path: string, mapping: ColumnMapping, contractL
     res.resolved.push(row.resolved);
     if (row.group !== undefined) (res.groups ??= []).push(row.group);
     res.lines!.push(line);
+    res.offsets?.push(offset);
+    res.lengths?.push(bytes.length);
   }
   if (lines) res.lineCount = lines.tally!.lines;
   return res;

@@ -46,6 +46,9 @@ export interface Loc {
   rowGroup: number;
   /** Row within the row group (parquet) or 1-based line (JSONL). */
   row: number;
+  /** A plain JSONL file's line: its byte offset and length (the decode pass reads just those). */
+  offset?: number;
+  length?: number;
 }
 
 export interface MineRequest {
@@ -511,7 +514,8 @@ async function indexPass(
     for (let i = 0; i < r.ids.length; i++) {
       const row = r.lines ? linesBefore + r.lines[i]! : i;
       const who = identity.resolve(r.ids[i], r.instances[i]);
-      const rec = { trajectoryId: who.trajectoryId, instanceId: who.instanceId, repo: r.repos[i], resolved: r.resolved[i], loc: { input: t.input, rowGroup: t.rowGroup, row }, ...(status ? { extra: status[i] } : {}) };
+      const loc: Loc = r.offsets ? { input: t.input, rowGroup: t.rowGroup, row, offset: r.offsets[i]!, length: r.lengths![i]! } : { input: t.input, rowGroup: t.rowGroup, row };
+      const rec = { trajectoryId: who.trajectoryId, instanceId: who.instanceId, repo: r.repos[i], resolved: r.resolved[i], loc, ...(status ? { extra: status[i] } : {}) };
       indexer.add(r.groups ? { ...rec, group: r.groups[i]! } : rec, () => {
         const at = r.lines ? `${path}:${row}` : `${path}: row group ${t.rowGroup}, row ${row}`;
         return who.note ? `${at} (${who.note})` : at;
@@ -589,11 +593,11 @@ async function decodePass(
 ): Promise<void> {
   const { selected, counters } = ex;
   const schema = detection.schema;
-  const groups = new Map<string, { loc: Loc; items: { row: number; key: number }[] }>();
+  const groups = new Map<string, { loc: Loc; items: { row: number; key: number; offset?: number; length?: number }[] }>();
   selected.forEach((s, key) => {
     const g = `${s.loc.input}:${s.loc.rowGroup}`;
     if (!groups.has(g)) groups.set(g, { loc: s.loc, items: [] });
-    groups.get(g)!.items.push({ row: s.loc.row, key });
+    groups.get(g)!.items.push(s.loc.offset !== undefined ? { row: s.loc.row, key, offset: s.loc.offset, length: s.loc.length! } : { row: s.loc.row, key });
   });
   const ordered = [...groups.values()].sort((a, b) => a.loc.input - b.loc.input || a.loc.rowGroup - b.loc.rowGroup);
   for (const g of ordered) g.items.sort((a, b) => a.row - b.row);
@@ -665,7 +669,18 @@ async function decodePass(
             mapping: mapped[loc.input]!,
             schema,
           }
-        : { kind: 'decode-jsonl', path: f.path, lines: rows, keys, reasoningKeys, withTools, mapping: mapped[loc.input]!, schema, ...(range ? { range: { start: range.start, end: range.end, linesBefore: range.linesBefore } } : {}) };
+        : {
+            kind: 'decode-jsonl',
+            path: f.path,
+            lines: rows,
+            keys,
+            reasoningKeys,
+            withTools,
+            mapping: mapped[loc.input]!,
+            schema,
+            ...(range ? { range: { start: range.start, end: range.end, linesBefore: range.linesBefore } } : {}),
+            ...(items.every((x) => x.offset !== undefined) ? { spans: { offsets: items.map((x) => x.offset!), lengths: items.map((x) => x.length!) } } : {}),
+          };
     // Progress counts the group's rows once, shared by its pieces in proportion to their wanted rows.
     const groupRows = f.kind === 'parquet' ? metas[loc.input]!.meta.rowGroupRows[loc.rowGroup]! : all.length;
     return { task, rows: Math.round((groupRows * to) / all.length) - Math.round((groupRows * from) / all.length) };

@@ -39,8 +39,23 @@ export type Task =
       mapping: ColumnMapping;
       schema: SchemaName;
     }
-  /** `lines`: the file's line numbers; with `range`, all in it, and `linesBefore` lines start before it. */
-  | { kind: 'decode-jsonl'; path: string; lines: number[]; keys: number[]; reasoningKeys: string[]; withTools: boolean; mapping: ColumnMapping; schema: SchemaName; range?: ByteRange & { linesBefore: number } }
+  /**
+   * `lines`: the file's line numbers; with `range`, all in it, and `linesBefore` lines start before
+   * it. With `spans` (a plain file: each line's offset and length, as the index pass found them), the
+   * task reads just those bytes instead of the file up to its last line.
+   */
+  | {
+      kind: 'decode-jsonl';
+      path: string;
+      lines: number[];
+      keys: number[];
+      reasoningKeys: string[];
+      withTools: boolean;
+      mapping: ColumnMapping;
+      schema: SchemaName;
+      range?: ByteRange & { linesBefore: number };
+      spans?: { offsets: number[]; lengths: number[] };
+    }
   /** Pass 3 in the workers (the contract's JSONL rows): walk these instances, in order, and serialise their rows. */
   | { kind: 'walk'; instances: WalkInstance[]; minSimilaritySkip: number; maxPairsPerInstance: number }
   /** One extra small column of every row of a row group (e.g. exit_status for the exit-status filters), in row order. */
@@ -99,6 +114,9 @@ export interface IndexResult {
   lines?: number[];
   /** JSONL with a range: how many lines start in it, blank ones included. */
   lineCount?: number;
+  /** Plain JSONL only: the byte offset of each row's line, and its length (without a final "\r"). */
+  offsets?: number[];
+  lengths?: number[];
   /** `--pair-within` only: each row's group key (sources/identity.ts pairWithinKey). */
   groups?: string[];
   /** --engine js: why this row group was read through parquet-wasm instead. */

@@ -79,7 +79,8 @@ export function linesBefore(path: string, start: number): number {
  * a read or gunzip failure becomes a UserError. A line's bytes are valid until the next line is
  * asked for (they may be a view of a buffer reused for the next one): a caller that wants only some
  * lines decodes only those. Streams with backpressure: memory holds the current line and one read
- * chunk, whatever the file's (or the gunzipped) size. With `range` (a plain file only), only the
+ * chunk, whatever the file's (or the gunzipped) size. Each line comes with the offset of its first
+ * byte (in the gunzipped stream, for a gzipped file). With `range` (a plain file only), only the
  * lines that start in it, numbered from its first; `lineOf` turns such a number into the file's,
  * for the messages of errors (it may read the file: it is called only for one).
  */
@@ -88,7 +89,7 @@ export async function* jsonlLineBytes(
   maxLineBytes: number = MAX_LINE_BYTES,
   range?: LineRange,
   lineOf: (n: number) => number = (n) => n,
-): AsyncGenerator<[lineNo: number, bytes: Buffer]> {
+): AsyncGenerator<[lineNo: number, bytes: Buffer, offset: number]> {
   const gz = path.toLowerCase().endsWith('.gz');
   if (range && gz) throw new Error(`internal error: a byte range of a gzipped file (${path})`);
   // A range after the first starts reading one byte early: the lines it owns begin after the first
@@ -124,7 +125,7 @@ export async function* jsonlLineBytes(
             if (line.length + (nl - start) > maxLineBytes) throw tooLong();
             const bytes = lineBytes(line.length === 0 ? chunk.subarray(start, nl) : line.take(chunk.subarray(start, nl)));
             n++;
-            if (!isBlankLine(bytes)) yield [n, bytes];
+            if (!isBlankLine(bytes)) yield [n, bytes, lineStart];
           }
           start = nl + 1;
           lineStart = pos + start;
@@ -143,7 +144,7 @@ export async function* jsonlLineBytes(
     if (line.length > 0 && lineStart < end) {
       n++;
       const bytes = lineBytes(line.take(Buffer.alloc(0)));
-      if (!isBlankLine(bytes)) yield [n, bytes];
+      if (!isBlankLine(bytes)) yield [n, bytes, lineStart];
     }
     if (range) range.tally = { lines: n };
   } finally {
