@@ -109,7 +109,7 @@ export async function* jsonlLineBytes(
   // buffer grows), then its text, never both beyond the yield.
   const line = new LineBuffer();
   let n = 0;
-  // The file offset of the current chunk's first byte, and of the line being read (ranges only).
+  // The offset of the current chunk's first byte, and of the line being read (in the gunzipped stream, for a gzipped file).
   let pos = from;
   let lineStart = from;
   const tooLong = () => new UserError(`${path}:${lineOf(n + 1)}: line longer than ${formatCount(maxLineBytes)} bytes (the limit)`, ExitCode.corrupt);
