@@ -16,9 +16,15 @@ const dir = mkdtempSync(join(tmpdir(), 'dm-jsonl-lines-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let fileNo = 0;
 
-async function lines(content: string | Buffer, gz: boolean, maxLineBytes?: number): Promise<[number, string][]> {
+/** A new file in the test folder holding `content` (gzipped as `*.jsonl.gz` with `gz`). */
+function fileOf(content: string | Buffer, gz = false): string {
   const path = join(dir, `f${fileNo++}.jsonl${gz ? '.gz' : ''}`);
   writeFileSync(path, gz ? gzipSync(content) : content);
+  return path;
+}
+
+async function lines(content: string | Buffer, gz: boolean, maxLineBytes?: number): Promise<[number, string][]> {
+  const path = fileOf(content, gz);
   const out: [number, string][] = [];
   for await (const l of jsonlLines(path, maxLineBytes)) out.push(l);
   return out;
@@ -78,8 +84,7 @@ describe('a blank line is what trim() leaves empty, decided on the bytes', () =>
   it('jsonlLineBytes yields the bytes jsonlLines decodes, the same lines with the same numbers', async () => {
     const long = JSON.stringify({ s: 'é'.repeat(700_000) });
     const content = Buffer.concat([Buffer.from(`{"a":1}\r\n\u00a0\n${long}\n\n{"s":"`), Buffer.from([0xc3, 0x28, 0xe2, 0x82]), Buffer.from('"}')]);
-    const path = join(dir, `f${fileNo++}.jsonl`);
-    writeFileSync(path, content);
+    const path = fileOf(content);
     const asBytes: [number, string][] = [];
     for await (const [n, b] of jsonlLineBytes(path)) asBytes.push([n, Buffer.from(b).toString('utf8')]);
     expect(asBytes).toStrictEqual(await lines(content, false));
@@ -109,8 +114,7 @@ describe('byte ranges: the lines that start in each range, in range order, are t
     ['one line, no newline', Buffer.from('{"only":true}')],
   ];
   it.each(contents)('%s: every range size from 1 byte to the whole file', async (_name, content) => {
-    const path = join(dir, `f${fileNo++}.jsonl`);
-    writeFileSync(path, content);
+    const path = fileOf(content);
     const whole = await lines(content, false);
     for (let size = 1; size <= content.length; size++) expect(await tiled(path, content.length, size), `ranges of ${size} bytes`).toStrictEqual(whole);
   });
@@ -119,16 +123,14 @@ describe('byte ranges: the lines that start in each range, in range order, are t
     const a = JSON.stringify({ s: 'é'.repeat(1_500_000) });
     const c = JSON.stringify({ s: 'x'.repeat(2_500_000) });
     const content = Buffer.from(`${a}\n{"b":1}\n${c}\n\n{"d":2}`);
-    const path = join(dir, `f${fileNo++}.jsonl`);
-    writeFileSync(path, content);
+    const path = fileOf(content);
     const whole = await lines(content, false);
     for (const size of [1 << 20, 1_234_567, 3_000_003, 3_000_010, content.length - 5]) expect(await tiled(path, content.length, size), `ranges of ${size} bytes`).toStrictEqual(whole);
   });
 
   it('an error names the file\'s line: the line cap in a later range', async () => {
     const content = Buffer.from(`{"a":1}\n\n{"b":2}\n${'x'.repeat(100)}\n`);
-    const path = join(dir, `f${fileNo++}.jsonl`);
-    writeFileSync(path, content);
+    const path = fileOf(content);
     const range: LineRange = { start: 12, end: content.length };
     const read = async () => {
       for await (const _ of jsonlLineBytes(path, 50, range, (n) => linesBefore(path, 12) + n)) void _;
@@ -137,8 +139,7 @@ describe('byte ranges: the lines that start in each range, in range order, are t
   });
 
   it('a gzipped file has no ranges (an internal error, never a silent misread)', async () => {
-    const path = join(dir, `f${fileNo++}.jsonl.gz`);
-    writeFileSync(path, gzipSync('{"a":1}\n'));
+    const path = fileOf('{"a":1}\n', true);
     const read = async () => {
       for await (const _ of jsonlLineBytes(path, MAX_LINE_BYTES, { start: 0, end: 4 })) void _;
     };

@@ -46,9 +46,9 @@ describe('jsonlRanges', () => {
 describe('rangeOfLine', () => {
   // Lines 1-3 in the first range, none start in the second, 4-5 in the third.
   const ranges: NumberedRange[] = [
-    { start: 0, end: 10, linesBefore: 0, lineCount: 3 },
-    { start: 10, end: 20, linesBefore: 3, lineCount: 0 },
-    { start: 20, end: 30, linesBefore: 3, lineCount: 2 },
+    { linesBefore: 0, lineCount: 3 },
+    { linesBefore: 3, lineCount: 0 },
+    { linesBefore: 3, lineCount: 2 },
   ];
   it.each([[1, 0], [3, 0], [4, 2], [5, 2]])('line %i is in range %i', (line, want) => {
     expect(rangeOfLine(ranges, line)).toBe(want);

@@ -3,7 +3,8 @@
 // of the last ones: pool.ts run), its rows are serialised there, and the bytes wait in a file until
 // every earlier instance is written.
 // The output order stays the instance order; only the work moves, so the output is unchanged.
-import { closeSync, openSync, readSync, writeSync } from 'node:fs';
+import { closeSync, openSync, writeSync } from 'node:fs';
+import { readAt } from '../io/read-at.js';
 import type { Counters } from '../contract/counters.js';
 import type { Pool } from './pool.js';
 import { mark } from '../io/timeline.js';
@@ -164,12 +165,7 @@ class OrderedCopy {
         // One instance's rows may be larger than a batch: it gets a buffer of its size.
         if (n > this.batch.length) this.batch = Buffer.allocUnsafe(Math.max(n, Math.min(this.batchBytes, stored)));
       }
-      let got = 0;
-      while (got < n) {
-        const k = readSync(fd, this.batch, used + got, n - got, at + got);
-        if (k === 0) throw new Error('the rows file is shorter than written');
-        got += k;
-      }
+      if (readAt(fd, this.batch, used, n, at) !== n) throw new Error('the rows file is shorter than written');
       used += n;
     }
     await flush();

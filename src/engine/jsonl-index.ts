@@ -4,7 +4,7 @@
 import { ExitCode, UserError } from '../errors.js';
 import { mappedColumns, trajectoryIdOf, type ColumnMapping } from '../sources/schema.js';
 import { pairWithinKey } from '../sources/identity.js';
-import { jsonlLineBytes, linesBefore, MAX_LINE_BYTES, parseJsonLine, type LineRange } from '../io/jsonl-lines.js';
+import { isGzipped, jsonlLineBytes, linesBefore, MAX_LINE_BYTES, parseJsonLine, type LineRange } from '../io/jsonl-lines.js';
 import type { ByteRange, IndexResult } from './protocol.js';
 
 /** Keys a JSONL row must have: the mapped columns (a null value is a bad value; a missing key is a schema error, as in parquet). */
@@ -67,7 +67,7 @@ export function holdsBeyondAscii(v: unknown): boolean {
  * (whose message quotes the UTF-8 text), the line is read again as UTF-8.
  */
 export async function indexJsonl(path: string, mapping: ColumnMapping, contractLayout: boolean, range?: ByteRange): Promise<IndexResult> {
-  const plain = !path.toLowerCase().endsWith('.gz');
+  const plain = !isGzipped(path);
   const res: IndexResult = { ids: [], instances: [], repos: [], resolved: [], lines: [], ...(plain ? { offsets: [], lengths: [] } : {}) };
   const repoKey = mapping.repo ?? (contractLayout ? 'repo' : null);
   const names = [...mappedColumns(mapping), ...(mapping.pairWithin ?? []).flatMap((p) => p.path)];

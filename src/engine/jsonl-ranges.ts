@@ -29,7 +29,7 @@ export function jsonlRanges(bytes: number, gzipped: boolean, workers: number, mi
 }
 
 /** A range once its index task is read: where its lines fall among the file's. */
-export interface NumberedRange extends ByteRange {
+export interface NumberedRange {
   /** Lines that start before the range. */
   linesBefore: number;
   /** Lines that start in it, blank ones included. */

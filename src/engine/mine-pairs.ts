@@ -39,6 +39,7 @@ import { EXIT_STATUS_COLUMN, admitExitStatus, emptyExitStatusTally, type ExitSta
 import { SpillAttempt, walkTreeInstance } from './tree-walk.js';
 import { SMALL_INPUT_BYTES } from '../io/input-size.js';
 import { jsonlRanges, rangeOfLine, type NumberedRange } from './jsonl-ranges.js';
+import { isGzipped } from '../io/jsonl-lines.js';
 
 export interface Loc {
   input: number;
@@ -466,7 +467,7 @@ async function indexPass(
       });
     }
     else {
-      const cut = jsonlRanges(f.bytes, f.path.toLowerCase().endsWith('.gz'), pool.capacity);
+      const cut = jsonlRanges(f.bytes, isGzipped(f.path), pool.capacity);
       if (!cut) indexTasks.push({ input, rowGroup: -1, rows: 0, task: { kind: 'index-jsonl', path: f.path, mapping, schema: detection.schema } });
       else for (const range of cut) indexTasks.push({ input, rowGroup: -1, rows: 0, range, task: { kind: 'index-jsonl', path: f.path, mapping, schema: detection.schema, range } });
     }
@@ -508,7 +509,7 @@ async function indexPass(
       const last = done[done.length - 1];
       linesBefore = last ? last.linesBefore + last.lineCount : 0;
       if (r.lineCount === undefined) throw new Error(`internal error: ${path}: a range's index task did not count its lines`);
-      done.push({ ...t.range, linesBefore, lineCount: r.lineCount });
+      done.push({ linesBefore, lineCount: r.lineCount });
       ranges.set(t.input, done);
     }
     for (let i = 0; i < r.ids.length; i++) {
@@ -632,21 +633,21 @@ async function decodePass(
     workers,
   );
   // A JSONL input read in ranges is decoded in them too: one task per range with wanted lines.
-  const placed = pieces.flatMap((p): { group: number; from: number; to: number; range?: NumberedRange }[] => {
+  const placed = pieces.flatMap((p) => {
     const { loc, items } = ordered[p.group]!;
     const cut = req.inputs[loc.input]!.kind === 'parquet' ? undefined : ranges.get(loc.input);
     if (!cut) return [p];
-    const out: { group: number; from: number; to: number; range: NumberedRange }[] = [];
+    const out: typeof pieces = [];
     for (let i = p.from; i < p.to; ) {
       const range = cut[rangeOfLine(cut, items[i]!.row)]!;
       let j = i + 1;
       while (j < p.to && items[j]!.row <= range.linesBefore + range.lineCount) j++;
-      out.push({ group: p.group, from: i, to: j, range });
+      out.push({ group: p.group, from: i, to: j });
       i = j;
     }
     return out;
   });
-  const decodeTasks: { task: Task; rows: number }[] = placed.map(({ group, from, to, range }) => {
+  const decodeTasks: { task: Task; rows: number }[] = placed.map(({ group, from, to }) => {
     const { loc, items: all } = ordered[group]!;
     const items = all.slice(from, to);
     const f = req.inputs[loc.input]!;
@@ -678,7 +679,6 @@ async function decodePass(
             withTools,
             mapping: mapped[loc.input]!,
             schema,
-            ...(range ? { range: { start: range.start, end: range.end, linesBefore: range.linesBefore } } : {}),
             ...(items.every((x) => x.offset !== undefined) ? { spans: { offsets: items.map((x) => x.offset!), lengths: items.map((x) => x.length!) } } : {}),
           };
     // Progress counts the group's rows once, shared by its pieces in proportion to their wanted rows.

@@ -40,9 +40,9 @@ export type Task =
       schema: SchemaName;
     }
   /**
-   * `lines`: the file's line numbers; with `range`, all in it, and `linesBefore` lines start before
-   * it. With `spans` (a plain file: each line's offset and length, as the index pass found them), the
-   * task reads just those bytes instead of the file up to its last line.
+   * `lines`: the file's line numbers. With `spans` (a plain file: each line's offset and length, as
+   * the index pass found them) the task reads just those bytes; without (a gzipped file) it reads the
+   * stream up to its last line.
    */
   | {
       kind: 'decode-jsonl';
@@ -53,7 +53,6 @@ export type Task =
       withTools: boolean;
       mapping: ColumnMapping;
       schema: SchemaName;
-      range?: ByteRange & { linesBefore: number };
       spans?: { offsets: number[]; lengths: number[] };
     }
   /** Pass 3 in the workers (the contract's JSONL rows): walk these instances, in order, and serialise their rows. */

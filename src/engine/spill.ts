@@ -17,7 +17,8 @@
 // file holds everything in the order appended; with one (spill-space.ts), each trajectory goes whole
 // where the placer says, and the space of walked trajectories is written again.
 import { hash } from 'node:crypto';
-import { closeSync, openSync, readSync, writeSync } from 'node:fs';
+import { closeSync, openSync, writeSync } from 'node:fs';
+import { readAt } from '../io/read-at.js';
 import { ROLE_CODES, ROLE_NAMES } from './protocol.js';
 import { isWellFormed, keyHash, keyHashOfBytes } from './key-hash.js';
 import { keyPartsOf } from '../contract/sign.js';
@@ -237,12 +238,7 @@ export class SpillReader {
     let fd = this.fds.get(path);
     if (fd === undefined) this.fds.set(path, (fd = openSync(path, 'r')));
     const b = Buffer.allocUnsafe(end - start);
-    let got = 0;
-    while (got < b.length) {
-      const n = readSync(fd, b, got, b.length - got, start + got);
-      if (n === 0) throw new Error(`spill file ${path} is shorter than expected`);
-      got += n;
-    }
+    if (readAt(fd, b, 0, b.length, start) !== b.length) throw new Error(`spill file ${path} is shorter than expected`);
     return b;
   }
 

@@ -1,6 +1,7 @@
 // Decode worker: every parquet-wasm call runs here, so a wasm trap on a corrupt file becomes an
 // error message instead of killing the process, and zstd decoding uses every core.
-import { closeSync, openAsBlob, openSync, readSync } from 'node:fs';
+import { closeSync, openAsBlob, openSync } from 'node:fs';
+import { readAt } from '../io/read-at.js';
 import { availableParallelism, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
@@ -472,13 +473,7 @@ async function decodeJsonl(task: Extract<Task, { kind: 'decode-jsonl' }>): Promi
         const offset = task.spans.offsets[k]!;
         const length = task.spans.lengths[k]!;
         if (length > buf.length) buf = Buffer.allocUnsafe(Math.max(length, 2 * buf.length));
-        let got = 0;
-        while (got < length) {
-          const n = readSync(fd, buf, got, length - got, offset + got);
-          if (n === 0) break;
-          got += n;
-        }
-        if (got !== length) throw new UserError(`${task.path}: the file changed while it was read (line ${task.lines[k]} is no longer where the index pass found it)`, ExitCode.corrupt);
+        if (readAt(fd, buf, 0, length, offset) !== length) throw new UserError(`${task.path}: the file changed while it was read (line ${task.lines[k]} is no longer where the index pass found it)`, ExitCode.corrupt);
         decodeLine(task.lines[k]!, buf.toString('utf8', 0, length));
         // A buffer grown for a long line is not kept.
         if (buf.length > 4 << 20) buf = Buffer.allocUnsafe(1 << 16);
@@ -487,10 +482,8 @@ async function decodeJsonl(task: Extract<Task, { kind: 'decode-jsonl' }>): Promi
       closeSync(fd);
     }
   } else {
-    // Only the wanted lines are decoded to text (about 1 in 8 on the real data).
-    const before = task.range?.linesBefore ?? 0;
-    for await (const [local, bytes] of jsonlLineBytes(task.path, MAX_LINE_BYTES, task.range, (n) => before + n)) {
-      const line = before + local;
+    // A gzipped file, one stream: only the wanted lines are decoded to text.
+    for await (const [line, bytes] of jsonlLineBytes(task.path)) {
       if (next >= task.lines.length) break;
       if (line !== task.lines[next]) continue;
       decodeLine(line, bytes.toString('utf8'));

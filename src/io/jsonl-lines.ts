@@ -14,6 +14,11 @@ import { formatCount } from '../count-text.js';
  */
 export const MAX_LINE_BYTES = 512_000_000;
 
+/** Whether a JSONL input is read through gunzip: by its name, as input discovery names it (`.jsonl.gz`). */
+export function isGzipped(path: string): boolean {
+  return path.toLowerCase().endsWith('.gz');
+}
+
 /** A line's bytes without one trailing "\r" (a CRLF file). */
 function lineBytes(bytes: Buffer): Buffer {
   return bytes.length > 0 && bytes[bytes.length - 1] === 13 ? bytes.subarray(0, bytes.length - 1) : bytes;
@@ -90,7 +95,7 @@ export async function* jsonlLineBytes(
   range?: LineRange,
   lineOf: (n: number) => number = (n) => n,
 ): AsyncGenerator<[lineNo: number, bytes: Buffer, offset: number]> {
-  const gz = path.toLowerCase().endsWith('.gz');
+  const gz = isGzipped(path);
   if (range && gz) throw new Error(`internal error: a byte range of a gzipped file (${path})`);
   // A range after the first starts reading one byte early: the lines it owns begin after the first
   // "\n" from there (which may be that very byte).
