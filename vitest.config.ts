@@ -8,5 +8,6 @@ export default defineConfig({
   test: {
     testTimeout: 120_000,
     hookTimeout: 300_000,
+    globalSetup: ['test/support/global-setup.ts'],
   },
 });
