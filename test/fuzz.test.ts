@@ -9,8 +9,10 @@
 // the used columns, JSONL values of the used fields), exit 0 with a different but well-formed output.
 // Damage that only hits columns the miner does not read must give the identical output.
 //
-// DM_FUZZ_SEED, DM_FUZZ_CASES (default 200) and DM_FUZZ_CONCURRENCY (default 3) change the run;
-// a failing case keeps its folder and is printed with its seed. Fixtures derive from real rows of
+// DM_FUZZ_SEED, DM_FUZZ_CASES (default 200), DM_FUZZ_CONCURRENCY (default 3) and DM_FUZZ_ENGINE (the
+// parquet cases' --engine: js, the default, wasm or duckdb; a native crash of DuckDB is the
+// supervisor's to contain, and fails the case as an internal error) change the run; a failing case
+// keeps its folder and is printed with its seed. Fixtures derive from real rows of
 // nebius/SWE-rebench-openhands-trajectories (CC-BY-4.0, © Nebius; see test/support/robust-fixtures.mjs).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -24,6 +26,10 @@ const SEED = Number(process.env.DM_FUZZ_SEED ?? 20261130);
 const CASES = Math.max(200, Number(process.env.DM_FUZZ_CASES ?? 200));
 const CONCURRENCY = Math.max(1, Number(process.env.DM_FUZZ_CONCURRENCY ?? 3));
 const HANG_GUARD = 600_000;
+const ENGINE = process.env.DM_FUZZ_ENGINE ?? 'js';
+if (!['js', 'wasm', 'duckdb'].includes(ENGINE)) throw new Error(`DM_FUZZ_ENGINE=${ENGINE}: expected js, wasm or duckdb`);
+/** The options of a run on `input` (parquet: the engine under test). */
+const engineArgs = (input: string): string[] => (input === 'parquet' ? ['--engine', ENGINE] : []);
 /** Exit codes a damaged input may legitimately produce (not parquet, corrupt, schema, bad value). */
 const INPUT_ERRORS = new Set([4, 5, 6, 7]);
 const USED_COLUMNS = ['trajectory_id', 'instance_id', 'resolved', 'repo', 'trajectory'];
@@ -217,7 +223,7 @@ async function runCase(c: Case): Promise<{ outcome: Outcome; why: string; code: 
   writeFileSync(input, c.bytes);
   const out = join(dir, `out.${c.out}`);
   const flag = c.input === 'parquet' ? '--parquet' : '--jsonl';
-  const r = await runCli(['mine', flag, input, '--out', out, '--workers', '1', '-q'], { timeoutMs: HANG_GUARD, env: { TMPDIR: tmp } });
+  const r = await runCli(['mine', flag, input, '--out', out, '--workers', '1', '-q', ...engineArgs(c.input)], { timeoutMs: HANG_GUARD, env: { TMPDIR: tmp } });
   const res = (outcome: Outcome, why = '') => ({ outcome, why, code: r.code, stderr: r.stderr.trim(), ms: r.ms });
   if (r.timedOut) return res('FAIL', `no end within ${HANG_GUARD} ms (hang)`);
   if (/\n\s+at |internal error|Warning/.test(r.stderr)) return res('FAIL', 'stack trace or warning on stderr');
@@ -277,7 +283,7 @@ beforeAll(async () => {
     2,
     async ([input, out]) => {
       const o = join(root, `reference-${input}.${out}`);
-      const r = await runCli(['mine', `--${input}`, join(root, `clean.${input}`), '--out', o, '--workers', '1', '-q'], { timeoutMs: 60_000 });
+      const r = await runCli(['mine', `--${input}`, join(root, `clean.${input}`), '--out', o, '--workers', '1', '-q', ...engineArgs(input)], { timeoutMs: 60_000 });
       if (r.code !== 0) throw new Error(`clean run ${input}->${out} failed: ${r.stderr}`);
       reference[`${input}->${out}`] = readFileSync(o);
     },
@@ -291,7 +297,7 @@ afterAll(() => {
 });
 
 describe('fuzz: damaged inputs never crash, hang or leave output behind', () => {
-  it(`${CASES} seeded corruptions (seed ${SEED})`, async () => {
+  it(`${CASES} seeded corruptions (seed ${SEED}${ENGINE === 'js' ? '' : `, --engine ${ENGINE}`})`, async () => {
     const cases = makeCases();
     const started = Date.now();
     const results = await mapLimit(cases, CONCURRENCY, async (c) => {
