@@ -632,7 +632,8 @@ async function decodePass(
     }),
     workers,
   );
-  // A JSONL input read in ranges is decoded in them too: one task per range with wanted lines.
+  // A JSONL input read in ranges is decoded in them too: one task per range with wanted lines, so that
+  // every worker decodes (planPieces never cuts a JSONL input; each task reads its lines by offset).
   const placed = pieces.flatMap((p) => {
     const { loc, items } = ordered[p.group]!;
     const cut = req.inputs[loc.input]!.kind === 'parquet' ? undefined : ranges.get(loc.input);
