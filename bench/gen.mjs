@@ -34,6 +34,7 @@ import stableStringify from 'fast-json-stable-stringify';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { UPSTREAM_COLUMNS } from '../test/support/upstream-parquet.mjs';
 import { ParquetConcat, readParquetFooter } from './parquet-concat.mjs';
+import { sqlString } from './sql.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, '..');
@@ -720,8 +721,6 @@ function materialize(gen, ctx, att) {
 }
 const CONTINUE_FRAG = `{"role":"user","content":"${E1(CONTINUE_TEXT)}"}`;
 
-const sqlStr = (s) => `'${String(s).replaceAll("'", "''")}'`;
-
 /**
  * JSON lines -> DuckDB -> parquet with row groups of exactly `rowGroupSize` rows, in bounded
  * memory: each block of rowGroupSize rows streams through a FIFO into a staging table (read_json),
@@ -742,10 +741,10 @@ class ParquetSink {
     const toolsFile = join(this.dir, 'tools.json');
     writeFileSync(toolsFile, JSON.stringify({ tools }) + '\n');
     const { tools: toolsType, ...rest } = UPSTREAM_COLUMNS;
-    await this.cIn.run(`CREATE TABLE tools_const AS SELECT tools FROM read_json(${sqlStr(toolsFile)}, format='newline_delimited', columns={'tools': ${sqlStr(toolsType)}})`);
+    await this.cIn.run(`CREATE TABLE tools_const AS SELECT tools FROM read_json(${sqlString(toolsFile)}, format='newline_delimited', columns={'tools': ${sqlString(toolsType)}})`);
     this.tableDef = Object.entries(UPSTREAM_COLUMNS).map(([k, v]) => `"${k}" ${v}`).join(', ');
     for (const i of [0, 1]) await this.cIn.run(`CREATE TABLE stage${i} (${this.tableDef})`);
-    this.colSpec = Object.entries(rest).map(([k, v]) => `${sqlStr(k)}: ${sqlStr(v)}`).join(', ');
+    this.colSpec = Object.entries(rest).map(([k, v]) => `${sqlString(k)}: ${sqlString(v)}`).join(', ');
     this.select = Object.keys(UPSTREAM_COLUMNS).map((k) => (k === 'tools' ? '(SELECT tools FROM tools_const)' : `j."${k}"`)).join(', ');
     this.concat = new ParquetConcat(tmpOut);
     this.exporting = [null, null];
@@ -762,7 +761,7 @@ class ParquetSink {
     const fifo = join(this.dir, `block${this.block}.fifo`);
     execFileSync('mkfifo', [fifo]);
     this.fifo = fifo;
-    this.ingest = this.cIn.run(`INSERT INTO stage${slot} SELECT ${this.select} FROM read_json(${sqlStr(fifo)}, format='newline_delimited',
+    this.ingest = this.cIn.run(`INSERT INTO stage${slot} SELECT ${this.select} FROM read_json(${sqlString(fifo)}, format='newline_delimited',
       columns={${this.colSpec}}, maximum_object_size=1000000000) j`).catch((e) => { this.error ??= e; this.stream?.destroy(); });
     this.stream = createWriteStream(fifo, { highWaterMark: 16 << 20 });
     this.stream.on('error', (e) => { this.error ??= e; });
@@ -790,7 +789,7 @@ class ParquetSink {
     const exp = (async () => {
       await prev; // one export at a time (each holds a row group in memory)
       if (this.error) return;
-      await conn.run(`COPY stage${slot} TO ${sqlStr(file)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${this.opt.rowGroupSize})`);
+      await conn.run(`COPY stage${slot} TO ${sqlString(file)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${this.opt.rowGroupSize})`);
       await conn.run(`DROP TABLE stage${slot}; CREATE TABLE stage${slot} (${this.tableDef})`);
     })().catch((e) => { this.error ??= e; });
     this.exporting[slot] = exp;

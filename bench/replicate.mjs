@@ -11,6 +11,7 @@
 import { renameSync, rmSync, existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { sqlString } from './sql.mjs';
 
 const { values, positionals } = parseArgs({ allowPositionals: true, options: { times: { type: 'string', default: '4' }, out: { type: 'string' }, 'row-group-size': { type: 'string', default: '4096' } } });
 if (positionals.length !== 1 || !values.out) {
@@ -22,14 +23,13 @@ const out = resolve(values.out);
 const times = Number(values.times);
 const rowGroup = Number(values['row-group-size']);
 if (!Number.isInteger(times) || times < 1 || !Number.isInteger(rowGroup) || rowGroup < 1) throw new Error('--times and --row-group-size must be positive integers');
-const q = (s) => `'${s.replaceAll("'", "''")}'`;
 const { DuckDBInstance } = await import('@duckdb/node-api');
 const db = await DuckDBInstance.create(':memory:', { threads: '1', memory_limit: '8GB', preserve_insertion_order: 'true' });
 const conn = await db.connect();
-const copies = Array.from({ length: times }, (_, j) => `SELECT * REPLACE (instance_id || '~${j}' AS instance_id, trajectory_id || '~${j}' AS trajectory_id) FROM read_parquet(${q(src)})`);
+const copies = Array.from({ length: times }, (_, j) => `SELECT * REPLACE (instance_id || '~${j}' AS instance_id, trajectory_id || '~${j}' AS trajectory_id) FROM read_parquet(${sqlString(src)})`);
 const tmp = `${out}.tmp`;
 if (existsSync(tmp)) rmSync(tmp);
 const t0 = performance.now();
-await conn.run(`COPY (${copies.join(' UNION ALL ')}) TO ${q(tmp)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${rowGroup})`);
+await conn.run(`COPY (${copies.join(' UNION ALL ')}) TO ${sqlString(tmp)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${rowGroup})`);
 renameSync(tmp, out);
 console.error(`replicate: ${out} (${times} copies of ${src}) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);

@@ -27,6 +27,7 @@ import { cpus, totalmem, tmpdir, loadavg, release } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TIME, median, timed } from './timed.mjs';
+import { sqlString } from './sql.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, '..');
@@ -47,7 +48,7 @@ async function scanChild(file, threads) {
   const t0 = performance.now();
   const inst = await DuckDBInstance.create(':memory:', { threads: String(threads) });
   const conn = await inst.connect();
-  const f = `'${(statSync(file).isDirectory() ? join(file, '*.parquet') : file).replaceAll("'", "''")}'`;
+  const f = sqlString(statSync(file).isDirectory() ? join(file, '*.parquet') : file);
   const r = await conn.runAndReadAll(`
     SELECT count(*) AS messages,
       count(DISTINCT trajectory_id) AS trajectories,

@@ -12,6 +12,7 @@ import { mkdirSync, renameSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DuckDBInstance } from '@duckdb/node-api';
+import { sqlString } from './sql.mjs';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -26,8 +27,8 @@ if (!from || !outDir || ![files, rows, rowGroup].every((n) => Number.isInteger(n
   process.exit(2);
 }
 mkdirSync(outDir, { recursive: true });
-const quote = (s) => `'${s.replaceAll("'", "''")}'`;
-const db = await DuckDBInstance.create(':memory:');
+// LIMIT / OFFSET take the file's rows in order only while DuckDB keeps insertion order (its default).
+const db = await DuckDBInstance.create(':memory:', { preserve_insertion_order: 'true' });
 const c = await db.connect();
 for (let k = 0; k < files; k++) {
   const final = resolve(join(outDir, `part-${k}.parquet`));
@@ -35,7 +36,7 @@ for (let k = 0; k < files; k++) {
   rmSync(tmp, { force: true });
   const t0 = performance.now();
   await c.run(
-    `COPY (SELECT * FROM read_parquet(${quote(resolve(from))}) LIMIT ${rows} OFFSET ${rows * k}) TO ${quote(tmp)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${rowGroup})`,
+    `COPY (SELECT * FROM read_parquet(${sqlString(resolve(from))}) LIMIT ${rows} OFFSET ${rows * k}) TO ${sqlString(tmp)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${rowGroup})`,
   );
   renameSync(tmp, final);
   console.error(`split-layout: ${final} (${((performance.now() - t0) / 1000).toFixed(1)} s)`);
